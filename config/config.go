@@ -1,0 +1,147 @@
+package config
+
+import (
+	"time"
+)
+
+// Config is polygraph.yaml (SPEC §3).
+type Config struct {
+	Release Release `yaml:"release"`
+	Fleet   Fleet   `yaml:"fleet"`
+	Probe   Probe   `yaml:"probe"`
+	CDN     CDN     `yaml:"cdn"`
+	Compare string  `yaml:"compare"`
+	Hook    Hook    `yaml:"hook"`
+	Policy  Policy  `yaml:"policy"`
+
+	// File is the path the config was loaded from ("" when built in code).
+	File string `yaml:"-"`
+	// Dir is the directory relative paths resolve against.
+	Dir string `yaml:"-"`
+}
+
+// Release says what should be running.
+type Release struct {
+	Image        string `yaml:"image"`
+	Version      string `yaml:"version"`
+	Record       string `yaml:"record"`
+	Platform     string `yaml:"platform"`
+	ManifestFile string `yaml:"manifest_file"`
+}
+
+// Fleet lists the sources of instances; results are merged and de-duplicated.
+type Fleet struct {
+	Static       []StaticInstance `yaml:"static"`
+	EC2          *EC2             `yaml:"ec2"`
+	TargetGroups []string         `yaml:"target_groups"`
+}
+
+// StaticInstance is one instance listed by hand.
+type StaticInstance struct {
+	ID      string            `yaml:"id"`
+	Address string            `yaml:"address"`
+	Labels  map[string]string `yaml:"labels"`
+}
+
+// EC2 discovers instances with DescribeInstances.
+type EC2 struct {
+	Region            string              `yaml:"region"`
+	AutoScalingGroups []string            `yaml:"auto_scaling_groups"`
+	Filters           map[string][]string `yaml:"filters"`
+	Address           string              `yaml:"address"`
+	Port              int                 `yaml:"port"`
+}
+
+// Probe says how instances are asked.
+type Probe struct {
+	Scheme      string            `yaml:"scheme"`
+	Host        string            `yaml:"host"`
+	Manifest    Manifest          `yaml:"manifest"`
+	Version     Claim             `yaml:"version"`
+	Digest      Digest            `yaml:"digest"`
+	Concurrency int               `yaml:"concurrency"`
+	Timeout     Duration          `yaml:"timeout"`
+	Retries     *int              `yaml:"retries"`
+	RetryBudget *float64          `yaml:"retry_budget"`
+	TLS         TLS               `yaml:"tls"`
+	MaxBody     ByteSize          `yaml:"max_body"`
+	Headers     map[string]string `yaml:"headers"`
+}
+
+// Manifest locates and parses the static-asset manifest.
+type Manifest struct {
+	Path        string `yaml:"path"`
+	Format      string `yaml:"format"`
+	AssetPrefix string `yaml:"asset_prefix"`
+}
+
+// Claim locates a claim: a JSON pointer into a response body, or a header.
+type Claim struct {
+	Path    string `yaml:"path"`
+	Pointer string `yaml:"pointer"`
+	Header  string `yaml:"header"`
+}
+
+// Digest locates the digest an instance runs or claims.
+type Digest struct {
+	Source    string `yaml:"source"`
+	Path      string `yaml:"path"`
+	Pointer   string `yaml:"pointer"`
+	Header    string `yaml:"header"`
+	Container string `yaml:"container"`
+	Tag       string `yaml:"tag"`
+}
+
+// TLS configures https probing.
+type TLS struct {
+	CAFile             string   `yaml:"ca_file"`
+	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
+	ExpiryWarning      Duration `yaml:"expiry_warning"`
+}
+
+// CDN lists the origins assets must exist on.
+type CDN struct {
+	BaseURLs        []string `yaml:"base_urls"`
+	Concurrency     int      `yaml:"concurrency"`
+	Rate            float64  `yaml:"rate"`
+	CheckReplicas   *bool    `yaml:"check_replicas"`
+	VerifyIntegrity bool     `yaml:"verify_integrity"`
+	CheckSourceMaps bool     `yaml:"check_source_maps"`
+}
+
+// Hook configures the Auto Scaling lifecycle hook.
+type Hook struct {
+	ReadyTimeout      Duration `yaml:"ready_timeout"`
+	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
+	Expect            string   `yaml:"expect"`
+	OnError           string   `yaml:"on_error"`
+}
+
+// Policy configures `policy check`.
+type Policy struct {
+	RequireDigest     *bool       `yaml:"require_digest"`
+	AllowedRegistries []string    `yaml:"allowed_registries"`
+	Exceptions        []Exception `yaml:"exceptions"`
+}
+
+// Exception exempts images matching a pattern from the policy until it expires.
+type Exception struct {
+	Image   string `yaml:"image"`
+	Reason  string `yaml:"reason"`
+	Expires Date   `yaml:"expires"`
+	// Line is where the exception stands in the config file.
+	Line int `yaml:"-"`
+}
+
+// Defaults.
+const (
+	DefaultConcurrency    = 64
+	DefaultTimeout        = 5 * time.Second
+	DefaultRetries        = 3
+	DefaultRetryBudget    = 0.2
+	DefaultCDNConcurrency = 32
+	DefaultExpiryWarning  = 336 * time.Hour
+	DefaultMaxBody        = 16 << 20
+	DefaultPlatform       = "linux/amd64"
+	DefaultManifestPath   = "/asset-manifest.json"
+)

@@ -1,0 +1,208 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Error is a configuration error: it names the file and, where it can, the line.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return e.Msg
+}
+
+// Load reads, decodes, defaults and validates the config file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("reading config: %v", errors.Unwrap(err))}
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return Parse(data, path, dir)
+}
+
+// Parse decodes, defaults and validates config bytes; name is used in errors and dir is where
+// relative paths resolve.
+func Parse(data []byte, name, dir string) (*Config, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
+		return nil, yamlError(name, err)
+	}
+	c := &Config{File: name, Dir: dir}
+	if root.Kind != 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil && err != io.EOF {
+			return nil, yamlError(name, err)
+		}
+	}
+	c.File, c.Dir = name, dir
+	v := &validator{cfg: c, root: &root}
+	c.setDefaults()
+	v.validate()
+	if v.err != nil {
+		return nil, v.err
+	}
+	return c, nil
+}
+
+var (
+	lineRe      = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownRe   = regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
+	unmarshalRe = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+)
+
+// yamlError turns a yaml error into *Error with the file and line, in plain words.
+func yamlError(file string, err error) error {
+	var le *lineError
+	if errors.As(err, &le) {
+		return &Error{File: file, Line: le.line, Msg: le.msg}
+	}
+	var te *yaml.TypeError
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	m := lineRe.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{File: file, Msg: "invalid YAML: " + msg}
+	}
+	line, _ := strconv.Atoi(m[1])
+	text := m[2]
+	if u := unknownRe.FindStringSubmatch(text); u != nil {
+		section := sectionNames[u[2]]
+		if section == "" {
+			section = strings.ToLower(u[2])
+		}
+		text = fmt.Sprintf("unknown key %q in %s", u[1], section)
+		if s := suggest(u[1], u[2]); s != "" {
+			text += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	} else if u := unmarshalRe.FindStringSubmatch(text); u != nil {
+		text = fmt.Sprintf("expected %s, got %s %q", typeWord(u[3]), kindWord(u[1]), u[2])
+	} else if strings.HasPrefix(msg, "line ") && te == nil {
+		text = "invalid YAML: " + text
+	}
+	return &Error{File: file, Line: line, Msg: text}
+}
+
+var sectionNames = map[string]string{
+	"Config": "the top level", "Release": "release", "Fleet": "fleet", "StaticInstance": "fleet.static",
+	"EC2": "fleet.ec2", "Probe": "probe", "Manifest": "probe.manifest", "Claim": "probe.version",
+	"Digest": "probe.digest", "TLS": "probe.tls", "CDN": "cdn", "Hook": "hook", "Policy": "policy",
+	"plain": "policy.exceptions",
+}
+
+var typeByName = map[string]reflect.Type{
+	"Config": reflect.TypeOf(Config{}), "Release": reflect.TypeOf(Release{}), "Fleet": reflect.TypeOf(Fleet{}),
+	"StaticInstance": reflect.TypeOf(StaticInstance{}), "EC2": reflect.TypeOf(EC2{}), "Probe": reflect.TypeOf(Probe{}),
+	"Manifest": reflect.TypeOf(Manifest{}), "Claim": reflect.TypeOf(Claim{}), "Digest": reflect.TypeOf(Digest{}),
+	"TLS": reflect.TypeOf(TLS{}), "CDN": reflect.TypeOf(CDN{}), "Hook": reflect.TypeOf(Hook{}), "Policy": reflect.TypeOf(Policy{}),
+}
+
+// suggest returns the known key of the named type closest to key, when close enough.
+func suggest(key, typeName string) string {
+	t, ok := typeByName[typeName]
+	if !ok {
+		return ""
+	}
+	best, bestD := "", 3
+	for k := range yamlKeys(reflect.New(t).Interface()) {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func yamlKeys(v any) map[string]bool {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	keys := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag != "" && tag != "-" {
+			keys[tag] = true
+		}
+	}
+	return keys
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func typeWord(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
+	case goType == "bool":
+		return "true or false"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "a mapping"
+	}
+	return "a " + strings.TrimPrefix(goType, "config.")
+}
+
+func kindWord(tag string) string {
+	switch tag {
+	case "str":
+		return "string"
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "int":
+		return "number"
+	}
+	return tag
+}

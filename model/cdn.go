@@ -1,0 +1,43 @@
+package model
+
+// AssetState is the outcome of checking one asset on the CDN.
+type AssetState string
+
+// Asset states.
+const (
+	AssetOK        AssetState = "ok"
+	AssetMissing   AssetState = "missing"   // 403/404/410 on the primary (and no replica has it)
+	AssetUnchecked AssetState = "unchecked" // could not be checked: unknown, not missing
+	AssetDegraded  AssetState = "degraded"  // primary failing (5xx), a replica serves it
+)
+
+// OriginCheck is the answer of one origin (the primary or a replica) for one asset.
+type OriginCheck struct {
+	URL    string     `json:"url"`
+	Status int        `json:"status,omitempty"`
+	State  AssetState `json:"state"`
+	Error  string     `json:"error,omitempty"`
+}
+
+// AssetCheck is the result of checking one unique asset reference.
+type AssetCheck struct {
+	Ref     string
+	Primary OriginCheck
+	// Replicas holds the answers of the replica origins, in base_urls order, when checked.
+	Replicas []OriginCheck
+	State    AssetState
+	// IntegrityError is set when the bytes did not match the hash the manifest carries.
+	IntegrityError string
+	// Integrity is the hash the bytes were checked against.
+	Integrity string
+}
+
+// CDNResult is the outcome of checking every unique asset of a run.
+type CDNResult struct {
+	// Checks is keyed by Asset.Ref.
+	Checks map[string]*AssetCheck
+	// Skipped is the number of unique references never requested (outside the CDN bases).
+	Skipped int
+	// Requests is the number of HTTP requests sent to CDN origins.
+	Requests int
+}

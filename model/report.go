@@ -1,0 +1,159 @@
+package model
+
+import "time"
+
+// ReportSchema is the schema name of the verify report.
+const ReportSchema = "polygraph.report/v1"
+
+// Severity of a finding.
+type Severity string
+
+// Severities, from worst to mildest.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Rank orders severities: error 3, warning 2, info 1, anything else 0.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityError:
+		return 3
+	case SeverityWarning:
+		return 2
+	case SeverityInfo:
+		return 1
+	}
+	return 0
+}
+
+// Kind is the type of a finding (SPEC §5).
+type Kind string
+
+// Finding kinds.
+const (
+	KindUnreachable         Kind = "unreachable"
+	KindDigestMismatch      Kind = "digest-mismatch"
+	KindContentMismatch     Kind = "content-mismatch"
+	KindVersionLie          Kind = "version-lie"
+	KindContentDrift        Kind = "content-drift"
+	KindAssetMissing        Kind = "asset-missing"
+	KindAssetUnchecked      Kind = "asset-unchecked"
+	KindAssetReplicaMissing Kind = "asset-replica-missing"
+	KindAssetDegraded       Kind = "asset-degraded"
+	KindAssetIntegrity      Kind = "asset-integrity"
+	KindTagMoved            Kind = "tag-moved"
+	KindManifestInvalid     Kind = "manifest-invalid"
+	KindCertExpiring        Kind = "cert-expiring"
+	KindCertMismatch        Kind = "cert-mismatch"
+	KindCertInvalid         Kind = "cert-invalid"
+)
+
+// Instance statuses.
+const (
+	StatusOK          = "ok"
+	StatusMismatch    = "mismatch"
+	StatusUnreachable = "unreachable"
+	StatusError       = "error"
+)
+
+// Verdicts.
+const (
+	VerdictPass = "pass"
+	VerdictWarn = "warn"
+	VerdictFail = "fail"
+)
+
+// Report is the verify report (schema polygraph.report/v1).
+type Report struct {
+	Schema     string     `json:"schema"`
+	Verdict    string     `json:"verdict"`
+	StartedAt  time.Time  `json:"started_at"`
+	DurationMS int64      `json:"duration_ms"`
+	Release    Release    `json:"release"`
+	Instances  []Instance `json:"instances"`
+	Groups     []Group    `json:"groups"`
+	CDN        CDNSummary `json:"cdn"`
+	Findings   []Finding  `json:"findings"`
+	Summary    Summary    `json:"summary"`
+}
+
+// Instance is one instance as the report shows it.
+type Instance struct {
+	ID              string            `json:"id"`
+	Address         string            `json:"address"`
+	Labels          map[string]string `json:"labels,omitempty"`
+	LaunchedAt      *time.Time        `json:"launched_at,omitempty"`
+	ReportedVersion string            `json:"reported_version,omitempty"`
+	ReportedDigest  string            `json:"reported_digest,omitempty"`
+	RunningDigest   string            `json:"running_digest,omitempty"`
+	ManifestSHA256  string            `json:"manifest_sha256,omitempty"`
+	AssetsSHA256    string            `json:"assets_sha256,omitempty"`
+	Assets          int               `json:"assets"`
+	Format          string            `json:"format,omitempty"`
+	Group           int               `json:"group,omitempty"`
+	TLS             *TLSInfo          `json:"tls,omitempty"`
+	Status          string            `json:"status"`
+	Error           string            `json:"error,omitempty"`
+}
+
+// Group is a set of instances serving the same evidence.
+type Group struct {
+	ID             int      `json:"id"`
+	Instances      []string `json:"instances"`
+	ManifestSHA256 string   `json:"manifest_sha256"`
+	AssetsSHA256   string   `json:"assets_sha256"`
+	RunningDigests []string `json:"running_digests"`
+	MatchesRelease bool     `json:"matches_release"`
+}
+
+// CDNSummary counts the CDN work of a run.
+type CDNSummary struct {
+	Checked  int `json:"checked"`
+	Missing  int `json:"missing"`
+	Skipped  int `json:"skipped"`
+	Requests int `json:"requests"`
+}
+
+// Finding is one typed, checked discrepancy.
+type Finding struct {
+	Kind      Kind              `json:"kind"`
+	Severity  Severity          `json:"severity"`
+	Instance  string            `json:"instance,omitempty"`
+	Instances []string          `json:"instances,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Status    int               `json:"status,omitempty"`
+	Message   string            `json:"message"`
+	Evidence  map[string]string `json:"evidence,omitempty"`
+}
+
+// Summary counts instances by status, and findings.
+type Summary struct {
+	Instances   int `json:"instances"`
+	OK          int `json:"ok"`
+	Mismatch    int `json:"mismatch"`
+	Unreachable int `json:"unreachable"`
+	Error       int `json:"error"`
+	Findings    int `json:"findings"`
+}
+
+// Worst returns the worst severity among the findings ("" when there are none).
+func (r *Report) Worst() Severity {
+	var worst Severity
+	for _, f := range r.Findings {
+		if f.Severity.Rank() > worst.Rank() {
+			worst = f.Severity
+		}
+	}
+	return worst
+}
+
+// Failed reports whether any finding is at or above the threshold. A threshold of "" or
+// "never" never fails.
+func (r *Report) Failed(threshold Severity) bool {
+	if threshold == "" || threshold == "never" {
+		return false
+	}
+	return r.Worst().Rank() >= threshold.Rank()
+}
