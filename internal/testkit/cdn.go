@@ -133,3 +133,10 @@ func (c *CDN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(body)
 	}
 }
+
+// ResetHits forgets the per-path request counts.
+func (c *CDN) ResetHits() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.perPath = map[string]int{}
+}

@@ -78,9 +78,14 @@ func Record(b *Build, image, manifestFile string) (*model.ReleaseRecord, error) 
 func (w *World) ConfigYAML(record string) string {
 	var b strings.Builder
 	b.WriteString("# Written by polygraph's simulated world.\nrelease:\n")
-	fmt.Fprintf(&b, "  image: registry.example.com/store-web:%s\n", w.Version)
+	if w.Version != "" {
+		fmt.Fprintf(&b, "  image: %q\n", "registry.example.com/store-web:"+w.Version)
+	}
 	if record != "" {
 		fmt.Fprintf(&b, "  record: %s\n", record)
+	}
+	if w.Version == "" && record == "" {
+		b.WriteString("  {}\n")
 	}
 	b.WriteString("fleet:\n  static:\n")
 	for _, in := range w.Fleet.Instances {
