@@ -126,11 +126,19 @@ func (e *NotRegularError) Error() string {
 // ReferenceError reports an image reference or platform that does not parse. It is a usage
 // error: nothing was sent to a registry.
 type ReferenceError struct {
+	// Ref is the reference or platform as given.
 	Ref string
-	Err error
+	// Platform is true when Ref is a platform (os/arch[/variant]).
+	Platform bool
+	Err      error
 }
 
-func (e *ReferenceError) Error() string { return fmt.Sprintf("invalid reference %q: %v", e.Ref, e.Err) }
+func (e *ReferenceError) Error() string {
+	if e.Platform {
+		return fmt.Sprintf("invalid platform %q: %v", e.Ref, e.Err)
+	}
+	return fmt.Sprintf("invalid reference %q: %v", e.Ref, e.Err)
+}
 
 // Unwrap returns the underlying error.
 func (e *ReferenceError) Unwrap() error { return e.Err }

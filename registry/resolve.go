@@ -353,7 +353,7 @@ func formatPlatform(os, arch, variant string) string {
 func parsePlatform(s string) (v1.Platform, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
-		return v1.Platform{}, &ReferenceError{Ref: s, Err: fmt.Errorf("platform must be os/arch[/variant]")}
+		return v1.Platform{}, &ReferenceError{Ref: s, Platform: true, Err: errors.New("want os/arch[/variant]")}
 	}
 	p := v1.Platform{OS: parts[0], Architecture: parts[1]}
 	if len(parts) == 3 {
