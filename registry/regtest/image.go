@@ -106,7 +106,8 @@ func WithTransport(t http.RoundTripper) PushOption {
 }
 
 func (o *pushOptions) remote(ctx context.Context) []remote.Option {
-	ro := []remote.Option{remote.WithContext(ctx)}
+	// One upload at a time: the in-process registry buffers each upload in memory.
+	ro := []remote.Option{remote.WithContext(ctx), remote.WithJobs(1)}
 	if o.transport != nil {
 		ro = append(ro, remote.WithTransport(o.transport))
 	}
