@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +20,8 @@ import (
 const (
 	// DefaultMaxFileSize caps a file read out of an image (WithMaxFileSize).
 	DefaultMaxFileSize = 16 << 20
+	// DefaultMaxLayerSize caps the uncompressed bytes read from one layer (WithMaxLayerSize).
+	DefaultMaxLayerSize = 16 << 30
 	// DefaultPlatform is the platform whose file is read when none is given.
 	DefaultPlatform = "linux/amd64"
 	// maxBlobSize caps manifests and config blobs read from the registry.
@@ -51,6 +52,7 @@ type options struct {
 	cacheDir    string
 	cacheSet    bool
 	maxFileSize int64
+	maxLayer    int64
 	platform    string
 	backoff     remote.Backoff
 	userAgent   string
@@ -83,6 +85,10 @@ func WithCacheDir(dir string) Option {
 
 // WithMaxFileSize caps the size of a file read out of an image. The default is 16 MiB.
 func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }
+
+// WithMaxLayerSize caps the uncompressed bytes read from one layer while looking for a file,
+// so a decompression bomb cannot run a scan until the deadline. The default is 16 GiB.
+func WithMaxLayerSize(n int64) Option { return func(o *options) { o.maxLayer = n } }
 
 // WithPlatform sets the platform (os/arch[/variant]) used when ReadFile or Record is given an
 // empty platform. The default is linux/amd64.
@@ -120,6 +126,7 @@ func New(opts ...Option) (*Client, error) {
 	o := options{
 		transport:   remote.DefaultTransport,
 		maxFileSize: DefaultMaxFileSize,
+		maxLayer:    DefaultMaxLayerSize,
 		platform:    DefaultPlatform,
 		backoff:     DefaultBackoff,
 		userAgent:   "polygraph",
@@ -129,8 +136,8 @@ func New(opts ...Option) (*Client, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.maxFileSize <= 0 {
-		return nil, fmt.Errorf("max file size must be positive, got %d", o.maxFileSize)
+	if o.maxFileSize <= 0 || o.maxLayer <= 0 {
+		return nil, fmt.Errorf("size limits must be positive, got file %d, layer %d", o.maxFileSize, o.maxLayer)
 	}
 	if o.backoff.Steps < 1 {
 		return nil, fmt.Errorf("retry backoff needs at least one step, got %d", o.backoff.Steps)
@@ -180,5 +187,3 @@ func (c *Client) parseRef(ref string) (name.Reference, error) {
 	}
 	return r, nil
 }
-
-var errNoDigest = errors.New("no digest")

@@ -135,10 +135,11 @@ func (c *Client) lookup(ctx context.Context, repo name.Repository, layer v1.Hash
 		return nil, classify(err, repo.RegistryStr(), ref.String())
 	}
 	defer rc.Close()
-	lr, err := scanLayer(rc, target, c.o.maxFileSize)
+	r := &capReader{r: rc, left: c.o.maxLayer, layer: layer}
+	lr, err := scanLayer(r, target, c.o.maxFileSize)
 	if err == nil {
 		// Read to the end so the library checks the layer's digest.
-		_, err = io.Copy(io.Discard, rc)
+		_, err = io.Copy(io.Discard, r)
 	}
 	if err != nil {
 		return nil, classify(err, repo.RegistryStr(), ref.String())
@@ -249,4 +250,27 @@ func typeName(t byte) string {
 		return "fifo"
 	}
 	return fmt.Sprintf("tar entry of type %q", t)
+}
+
+// capReader fails a layer that expands past its limit.
+type capReader struct {
+	r     io.Reader
+	left  int64
+	layer v1.Hash
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, err := c.r.Read(one[:]); n == 0 && err != nil {
+			return 0, err // the end, exactly at the limit
+		}
+		return 0, fmt.Errorf("layer %s expands past the layer size limit", c.layer)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }

@@ -21,9 +21,9 @@ func Keychain() authn.Keychain {
 // ECRKeychain returns a keychain that gets Amazon ECR (private and public) tokens through the
 // AWS SDK's standard configuration (credential chain, profiles, AWS_REGION,
 // AWS_ENDPOINT_URL_ECR). It answers anonymous for any other host. When the AWS side fails (no
-// credentials, IAM denies ecr:GetAuthorizationToken), it returns an *AuthError at once rather
-// than letting the pull fail later with an anonymous 401. The credential helper's own logging
-// is silenced.
+// credentials, IAM denies ecr:GetAuthorizationToken) for a private ECR registry, it returns an
+// *AuthError at once rather than letting the pull fail later with an anonymous 401; for ECR
+// Public it falls back to anonymous pulls. The credential helper's own logging is silenced.
 func ECRKeychain() authn.Keychain { return ecrKeychain{} }
 
 type ecrKeychain struct{}
@@ -54,6 +54,9 @@ func (ecrKeychain) ResolveContext(ctx context.Context, r authn.Resource) (authn.
 	}
 	client := api.DefaultClientFactory{}.NewClientWithOptions(api.Options{Config: cfg})
 	auth, err := client.GetCredentials(host)
+	if err != nil && reg.Service == api.ServiceECRPublic {
+		return authn.Anonymous, nil // ECR Public serves anonymous pulls, at a lower rate
+	}
 	if err != nil {
 		return nil, &AuthError{Registry: host, Err: fmt.Errorf("getting an Amazon ECR token (check the AWS credentials and the ecr:GetAuthorizationToken permission): %w", err)}
 	}

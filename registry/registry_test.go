@@ -261,3 +261,15 @@ func TestEquivalent(t *testing.T) {
 		t.Error("TagMoved is wrong")
 	}
 }
+
+func TestMaxLayerSize(t *testing.T) {
+	srv := regtest.NewServer()
+	defer srv.Close()
+	ref := srv.Ref("app:v1")
+	mustPush(t, ref, regtest.Image{Layers: [][]regtest.File{{{Path: "/big.bin", RandomSize: 1 << 20}, {Path: manifestPath, Data: cra("a.js")}}}})
+	c, _ := newClient(t, t.TempDir(), registry.WithMaxLayerSize(64<<10))
+	_, err := c.ReadFile(context.Background(), ref, "", manifestPath)
+	if err == nil || !strings.Contains(err.Error(), "layer size limit") {
+		t.Errorf("err = %v, want the layer size limit", err)
+	}
+}
