@@ -67,8 +67,8 @@ type options struct {
 // (docker login, credential helpers), then Amazon ECR through the AWS credential chain.
 func WithKeychain(k authn.Keychain) Option { return func(o *options) { o.keychain = k } }
 
-// WithTransport sets the HTTP transport; the library's retries wrap it. The default is
-// remote.DefaultTransport.
+// WithTransport sets the HTTP transport. The registry library wraps it with its retries
+// (WithRetryBackoff) and the User-Agent. The default is remote.DefaultTransport.
 func WithTransport(t http.RoundTripper) Option { return func(o *options) { o.transport = t } }
 
 // WithLogger sets the logger for debug records (requests are not logged). The default is to

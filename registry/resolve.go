@@ -29,15 +29,15 @@ const (
 // Attestation manifests (platform unknown/unknown) are not part of it.
 type DigestSet struct {
 	// Ref is the reference as given.
-	Ref string
+	Ref string `json:"ref"`
 	// Digest is the top digest the reference resolved to.
-	Digest string
+	Digest string `json:"digest"`
 	// MediaType is the media type of the top manifest.
-	MediaType string
+	MediaType string `json:"media_type,omitempty"`
 	// Digests lists every member: the top digest first, then for each platform its manifest
 	// and its config, in the index's order. Digests may repeat across kinds when an image is
 	// single-platform (the top digest is then also the platform manifest).
-	Digests []model.RecordDigest
+	Digests []model.RecordDigest `json:"digests"`
 }
 
 // Strings returns the unique digests of the set, top first.
@@ -120,7 +120,6 @@ func TagMoved(rec *model.ReleaseRecord, now *DigestSet) bool {
 // resolution is a resolved reference: its digest set and the image manifests under it.
 type resolution struct {
 	ref    name.Reference
-	digest name.Digest // the top manifest, by digest, in the same repository
 	set    *DigestSet
 	images []platformImage
 }
@@ -175,7 +174,7 @@ func (c *Client) resolve(ctx context.Context, refStr string) (*resolution, error
 			return fail(err)
 		}
 	}
-	res := &resolution{ref: ref, digest: ref.Context().Digest(top.String())}
+	res := &resolution{ref: ref}
 	if raw == nil {
 		if raw, err = c.manifestBytes(ctx, ref.Context(), top); err != nil {
 			return fail(err)
