@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 
 	"github.com/polygraph-dev/polygraph/model"
@@ -50,4 +53,26 @@ func (c *Client) Record(ctx context.Context, image, platform, manifestFile strin
 		RecordedAt:       c.o.now().UTC(),
 		PolygraphVersion: c.o.version,
 	}, nil
+}
+
+// LoadRecord reads a release record file written by `polygraph release record`. It rejects
+// unknown fields, another schema, and a record without a digest.
+func LoadRecord(file string) (*model.ReleaseRecord, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading release record %q: %w", file, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var rec model.ReleaseRecord
+	if err := dec.Decode(&rec); err != nil {
+		return nil, fmt.Errorf("reading release record %q: %w", file, err)
+	}
+	switch {
+	case rec.Schema != model.RecordSchema:
+		return nil, fmt.Errorf("reading release record %q: schema is %q, want %q", file, rec.Schema, model.RecordSchema)
+	case rec.Digest == "":
+		return nil, fmt.Errorf("reading release record %q: no digest", file)
+	}
+	return &rec, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -271,5 +273,68 @@ func TestMaxLayerSize(t *testing.T) {
 	_, err := c.ReadFile(context.Background(), ref, "", manifestPath)
 	if err == nil || !strings.Contains(err.Error(), "layer size limit") {
 		t.Errorf("err = %v, want the layer size limit", err)
+	}
+}
+
+func TestCorruptCacheIsRefetched(t *testing.T) {
+	srv := regtest.NewServer()
+	defer srv.Close()
+	ref := srv.Ref("app:v1")
+	mustPush(t, ref, webImage("linux/amd64", "main.a.js"))
+	dir := t.TempDir()
+	c, _ := newClient(t, dir)
+	if _, err := c.ReadFile(context.Background(), ref, "", manifestPath); err != nil {
+		t.Fatal(err)
+	}
+	blobs, _ := filepath.Glob(filepath.Join(dir, "v1", "blobs", "sha256", "*"))
+	if len(blobs) == 0 {
+		t.Fatal("nothing cached")
+	}
+	for _, b := range blobs {
+		if err := os.WriteFile(b, []byte("garbage"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, ctr := newClient(t, dir)
+	f, err := c.ReadFile(context.Background(), ref, "", manifestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(f.Data), "main.a.js") || ctr.Stats().BlobRequests == 0 {
+		t.Errorf("read %q with %+v, want the file re-fetched", f.Data, ctr.Stats())
+	}
+}
+
+func TestLoadRecord(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, body, err string
+	}{
+		{name: "ok", body: `{"schema":"polygraph.release/v1","image":"r/a:v1","digest":"sha256:1","digests":[{"digest":"sha256:1","kind":"index"}],"assets":0,"recorded_at":"2026-11-29T12:00:00Z"}`},
+		{name: "other schema", body: `{"schema":"polygraph.release/v2","digest":"sha256:1"}`, err: "schema"},
+		{name: "unknown field", body: `{"schema":"polygraph.release/v1","digest":"sha256:1","extra":1}`, err: "unknown field"},
+		{name: "no digest", body: `{"schema":"polygraph.release/v1"}`, err: "no digest"},
+		{name: "not json", body: `<html>`, err: "invalid character"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, err := registry.LoadRecord(write(strings.ReplaceAll(tt.name, " ", "-")+".json", tt.body))
+			if tt.err == "" {
+				if err != nil || rec.Digest != "sha256:1" {
+					t.Fatalf("LoadRecord = %+v, %v", rec, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("err = %v, want %q", err, tt.err)
+			}
+		})
 	}
 }
