@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -192,7 +193,7 @@ func (c *Client) resolve(ctx context.Context, refStr string) (*resolution, error
 			return fail(err)
 		}
 	} else {
-		m, err := v1.ParseManifest(strings.NewReader(string(raw)))
+		m, err := v1.ParseManifest(bytes.NewReader(raw))
 		if err != nil {
 			return fail(fmt.Errorf("parsing manifest %s: %w", top, err))
 		}
@@ -215,7 +216,7 @@ func (c *Client) walkIndex(ctx context.Context, repo name.Repository, raw []byte
 	if depth > 2 {
 		return fmt.Errorf("image index nested more than %d deep", depth)
 	}
-	idx, err := v1.ParseIndexManifest(strings.NewReader(string(raw)))
+	idx, err := v1.ParseIndexManifest(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("parsing image index: %w", err)
 	}
@@ -238,7 +239,7 @@ func (c *Client) walkIndex(ctx context.Context, repo name.Repository, raw []byte
 			}
 			continue
 		}
-		m, err := v1.ParseManifest(strings.NewReader(string(child)))
+		m, err := v1.ParseManifest(bytes.NewReader(child))
 		if err != nil {
 			return fmt.Errorf("parsing manifest %s: %w", d.Digest, err)
 		}
@@ -330,7 +331,7 @@ func (c *Client) configFile(ctx context.Context, repo name.Repository, d v1.Hash
 		}
 		c.cache.putBlob(d, b)
 	}
-	cfg, err := v1.ParseConfigFile(strings.NewReader(string(b)))
+	cfg, err := v1.ParseConfigFile(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("parsing config %s: %w", d, err)
 	}
