@@ -25,6 +25,7 @@ type UnavailableError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *UnavailableError) Error() string {
 	switch {
 	case e.RateLimited:
@@ -47,6 +48,7 @@ type AuthError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *AuthError) Error() string {
 	return fmt.Sprintf("not authorized to pull from registry %s: %v", e.Registry, e.Err)
 }
@@ -68,6 +70,7 @@ type NotFoundError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *NotFoundError) Error() string {
 	var s string
 	switch {
@@ -100,6 +103,7 @@ type TooLargeError struct {
 	Size, Limit int64
 }
 
+// Error implements error.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("file %q in image %s is %d bytes, over the limit of %d bytes", e.Path, e.Ref, e.Size, e.Limit)
 }
@@ -115,6 +119,7 @@ type NotRegularError struct {
 	Link string
 }
 
+// Error implements error.
 func (e *NotRegularError) Error() string {
 	s := fmt.Sprintf("%q in image %s is a %s, not a regular file", e.Path, e.Ref, e.Type)
 	if e.Link != "" {
@@ -133,6 +138,7 @@ type ReferenceError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *ReferenceError) Error() string {
 	if e.Platform {
 		return fmt.Sprintf("invalid platform %q: %v", e.Ref, e.Err)
