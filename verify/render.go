@@ -141,8 +141,11 @@ func renderText(w io.Writer, r *model.Report, o RenderOptions) error {
 		}
 		shown[f.Kind]++
 		who := f.Instance
-		if who == "" && len(f.Instances) > 0 {
+		switch {
+		case who == "" && len(f.Instances) > 0:
 			who = fmt.Sprintf("%d instance(s)", len(f.Instances))
+		case who == "":
+			who = "release"
 		}
 		fmt.Fprintf(&b, "  %s %-22s %-14s %s\n", p.severity(f.Severity), f.Kind, who, f.Message)
 	}

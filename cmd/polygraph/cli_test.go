@@ -97,7 +97,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exited %d: %s\n%s", code, stderr, out)
 	}
-	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 report v2.31.0"} {
+	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

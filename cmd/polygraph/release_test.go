@@ -68,7 +68,7 @@ func TestReleaseRecord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			args := append([]string{"polygraph", "release", "record"}, append(tt.args, cache...)...)
-			code := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+			code := runCLI(ctx, args, strings.NewReader(""), &stdout, &stderr)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, stderr.String())
 			}

@@ -6,11 +6,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/probe/fleet"
+	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/verify"
 )
 
@@ -47,8 +50,10 @@ type Options struct {
 	Probe []probe.Option
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Release, when set, replaces the config's release resolution (tests, the demo).
-	Release func(ctx context.Context, cfg *config.Config) (*model.Release, []model.Finding, error)
+	// Registry adds registry options (a cache directory, a transport).
+	Registry []registry.Option
+	// Version is polygraph's version, written into records.
+	Version string
 }
 
 // Verify runs the whole verification described by cfg and returns the report. A report is
@@ -66,11 +71,7 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	if err != nil {
 		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
 	}
-	resolve := o.Release
-	if resolve == nil {
-		resolve = ResolveRelease
-	}
-	rel, extra, err := resolve(ctx, cfg)
+	rel, extra, err := ResolveRelease(ctx, cfg, o.Logger, o.Version, o.Registry...)
 	if err != nil {
 		return nil, err
 	}
@@ -225,39 +226,80 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-// ResolveRelease finds the expected release: the release record when configured, otherwise
-// the fleet's consensus (with the configured version as the expected claim).
-func ResolveRelease(_ context.Context, cfg *config.Config) (*model.Release, []model.Finding, error) {
+// RegistryClient builds the registry client for a config: the manifest is parsed exactly as
+// the prober will parse it (same format, URL path and prefix), so hashes compare.
+func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*registry.Client, error) {
+	path := cfg.Probe.Manifest.Path
+	if path == "" && cfg.Release.ManifestFile != "" {
+		path = "/" + filepath.Base(cfg.Release.ManifestFile)
+	}
+	opts := append([]registry.Option{
+		registry.WithLogger(logger),
+		registry.WithPolygraphVersion(version),
+		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
+			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
+		}),
+	}, extra...)
+	return registry.New(opts...)
+}
+
+// ResolveRelease finds the expected release. With release.record, the record is the truth and
+// the tag is resolved again only to catch a re-push (tag-moved). With release.image alone, the
+// registry is the truth: its digest set and, with release.manifest_file, the manifest inside
+// the image. With neither, the fleet's consensus is.
+func ResolveRelease(ctx context.Context, cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*model.Release, []model.Finding, error) {
 	r := cfg.Release
+	if r.Record == "" && r.Image == "" {
+		return &model.Release{Version: r.Version, Source: model.SourceConsensus}, nil, nil
+	}
+	client, err := RegistryClient(cfg, logger, version, extra...)
+	if err != nil {
+		return nil, nil, &config.Error{File: cfg.File, Msg: err.Error()}
+	}
 	if r.Record != "" {
-		rec, err := ReadRecord(r.Record)
+		rec, err := registry.LoadRecord(r.Record)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, &config.Error{Msg: err.Error()}
 		}
 		rel := model.FromRecord(rec, r.Version)
+		image := rec.Image
 		if r.Image != "" {
-			rel.Image = r.Image
+			image = r.Image
+		}
+		rel.Image = image
+		if !strings.Contains(image, "@") {
+			now, err := client.Resolve(ctx, image)
+			if err != nil {
+				return nil, nil, &UnverifiableError{Reason: fmt.Sprintf("checking release tag %s against the record", image), Err: err}
+			}
+			if registry.TagMoved(rec, now) {
+				rel.TagDigest = now.Digest
+				return rel, []model.Finding{{
+					Kind: model.KindTagMoved, Severity: model.SeverityError,
+					Message: fmt.Sprintf("%s now resolves to %s, not the recorded %s: the tag was re-pushed after the release was recorded",
+						image, now.Digest, rec.Digest),
+					Evidence: map[string]string{"want": rec.Digest, "got": now.Digest, "recorded_at": rec.RecordedAt.Format(time.RFC3339)},
+				}}, nil
+			}
 		}
 		return rel, nil, nil
 	}
-	return &model.Release{Image: r.Image, Version: r.Version, Source: model.SourceConsensus}, nil, nil
-}
-
-// ReadRecord reads a release record file (schema polygraph.release/v1).
-func ReadRecord(path string) (*model.ReleaseRecord, error) {
-	data, err := os.ReadFile(path)
+	if r.ManifestFile != "" {
+		rec, err := client.Record(ctx, r.Image, r.Platform, r.ManifestFile)
+		if err != nil {
+			return nil, nil, &UnverifiableError{Reason: "resolving the release from the registry", Err: err}
+		}
+		rel := model.FromRecord(rec, r.Version)
+		rel.Source = model.SourceRegistry
+		return rel, nil, nil
+	}
+	set, err := client.Resolve(ctx, r.Image)
 	if err != nil {
-		return nil, &config.Error{File: path, Msg: fmt.Sprintf("reading release record: %v", errors.Unwrap(err))}
+		return nil, nil, &UnverifiableError{Reason: "resolving the release from the registry", Err: err}
 	}
-	var rec model.ReleaseRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, &config.Error{File: path, Msg: fmt.Sprintf("not a release record: %v", err)}
+	rel := &model.Release{Image: r.Image, Version: r.Version, Digest: set.Digest, Source: model.SourceRegistry}
+	for _, d := range set.Digests {
+		rel.Digests = append(rel.Digests, d.Digest)
 	}
-	if rec.Schema != model.RecordSchema {
-		return nil, &config.Error{File: path, Msg: fmt.Sprintf("schema is %q, want %q", rec.Schema, model.RecordSchema)}
-	}
-	if rec.Digest == "" && rec.AssetsSHA256 == "" && rec.ManifestSHA256 == "" {
-		return nil, &config.Error{File: path, Msg: "release record names neither a digest nor a manifest hash"}
-	}
-	return &rec, nil
+	return rel, nil, nil
 }

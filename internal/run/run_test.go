@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
+	"github.com/polygraph-dev/polygraph/registry/regtest"
 )
 
 func fast() Options {
@@ -52,38 +54,45 @@ func loadWorld(t *testing.T, w *testkit.World, rec *model.ReleaseRecord, edit fu
 }
 
 func TestIncidentEndToEnd(t *testing.T) {
-	w, err := testkit.StartIncident()
+	w, err := testkit.StartIncident(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	rec, err := testkit.Record(w.Good, "registry.example.com/store-web:v2.31.0", "/app/build/asset-manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		name   string
 		rec    *model.ReleaseRecord
+		image  string
 		source string
 		want   map[model.Kind][]string
+		ok     int
 	}{
-		{"with a release record", rec, model.SourceRecord, map[model.Kind][]string{
-			model.KindVersionLie: {"web-5", "web-6"}, model.KindContentMismatch: {"web-5", "web-6"},
-		}},
-		{"by consensus", nil, model.SourceConsensus, map[model.Kind][]string{
-			model.KindVersionLie: {"web-5", "web-6"}, model.KindContentDrift: {""},
-		}},
+		{"with a release record", w.Record, w.Image, model.SourceRecord, map[model.Kind][]string{
+			model.KindTagMoved: {""}, model.KindVersionLie: {"web-5", "web-6"}, model.KindContentMismatch: {"web-5", "web-6"},
+			model.KindDigestMismatch: {"web-5", "web-6"},
+		}, 4},
+		{"by consensus", nil, "", model.SourceConsensus, map[model.Kind][]string{
+			model.KindContentDrift: {""},
+		}, 4},
+		{"from the registry: the re-pushed tag is the truth now", nil, w.Image, model.SourceRegistry, map[model.Kind][]string{
+			// The tag now names the rebuild: the four good instances run the old digest and
+			// serve the old content, while the two new ones match the registry but miss assets.
+			model.KindContentMismatch: {"web-1", "web-2", "web-3", "web-4"},
+			model.KindDigestMismatch:  {"web-1", "web-2", "web-3", "web-4"},
+		}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := loadWorld(t, w, tc.rec, nil)
+			world := *w
+			world.Image = tc.image
+			cfg := loadWorld(t, &world, tc.rec, nil)
 			r, err := Verify(context.Background(), cfg, fast())
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := kinds(r)
 			for k, ids := range tc.want {
-				if k == model.KindContentDrift {
+				if k == model.KindContentDrift || k == model.KindTagMoved {
 					if len(got[k]) != 1 {
 						t.Errorf("%s: got %v", k, got[k])
 					}
@@ -96,7 +105,7 @@ func TestIncidentEndToEnd(t *testing.T) {
 			if n := len(got[model.KindAssetMissing]); n != len(w.Bad.Assets) {
 				t.Errorf("asset-missing findings = %d, want %d (every asset of the rebuild)", n, len(w.Bad.Assets))
 			}
-			if r.Release.Source != tc.source || r.Summary.OK != 4 || r.Summary.Mismatch != 2 {
+			if r.Release.Source != tc.source || r.Summary.OK != tc.ok || r.Summary.Mismatch != 6-tc.ok {
 				t.Errorf("source %s, summary %+v", r.Release.Source, r.Summary)
 			}
 			for _, a := range w.Good.Assets {
@@ -121,13 +130,18 @@ func TestHealthyFleetPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w := &testkit.World{Fleet: f, CDN: cdn, Good: b, Version: "v1"}
-	rec, _ := testkit.Record(b, "r.example/web:v1", "/app/asset-manifest.json")
+	reg := regtest.NewServer()
+	defer reg.Close()
+	_, rec, err := testkit.Publish(context.Background(), reg.Ref("web:v1"), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &testkit.World{Fleet: f, CDN: cdn, Good: b, Version: "v1", Image: reg.Ref("web:v1")}
 	r, err := Verify(context.Background(), loadWorld(t, w, rec, nil), fast())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Verdict != model.VerdictPass || len(r.Findings) != 0 || r.CDN.Checked != 50 {
+	if r.Verdict != model.VerdictPass || len(r.Findings) != 0 || r.CDN.Checked != 50 || r.Release.Source != model.SourceRecord {
 		t.Fatalf("verdict %s, findings %v, cdn %+v", r.Verdict, r.Findings, r.CDN)
 	}
 }
@@ -188,17 +202,19 @@ func TestNothingAnswersIsUnverifiable(t *testing.T) {
 	}
 }
 
-func TestRecordErrorsNameTheFile(t *testing.T) {
+func TestRecordErrorsAreConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "release.json")
 	os.WriteFile(bad, []byte(`{"schema":"something/v9"}`), 0o644)
-	for _, tc := range []struct{ path, want string }{
-		{filepath.Join(dir, "nope.json"), filepath.Join(dir, "nope.json") + ": reading release record: no such file or directory"},
-		{bad, bad + `: schema is "something/v9", want "polygraph.release/v1"`},
-	} {
-		_, err := ReadRecord(tc.path)
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("ReadRecord(%s) = %v, want %s", tc.path, err, tc.want)
+	for _, path := range []string{filepath.Join(dir, "nope.json"), bad} {
+		cfg, err := config.Parse([]byte("release:\n  record: "+path+"\n"), "p.yaml", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = ResolveRelease(context.Background(), cfg, nil, "test")
+		var ce *config.Error
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), path) {
+			t.Errorf("record %s: err = %v, want a *config.Error naming the file", path, err)
 		}
 	}
 }

@@ -79,11 +79,6 @@ func CRABuild(name string, n, pad int) *Build {
 // AssetBody is the bytes the CDN serves for an asset path (deterministic, small).
 func AssetBody(p string) []byte { return []byte("/* " + p + " */\n") }
 
-func sha256Hex(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
 func jsonIndent(v any) ([]byte, error) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	return append(data, '\n'), err

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,12 +10,24 @@ import (
 
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/registry/regtest"
 )
+
+// ManifestFile is where the simulated images keep the served manifest.
+const ManifestFile = "/app/build/asset-manifest.json"
 
 // World is a fleet and its CDN, with the config that points polygraph at them.
 type World struct {
-	Fleet *Fleet
-	CDN   *CDN
+	Fleet    *Fleet
+	CDN      *CDN
+	Registry *regtest.Server
+	// Image is the release's image reference (a tag on Registry).
+	Image string
+	// Record is the release record written right after the first push; Released and Repushed
+	// are what the tag pointed at then and points at now.
+	Record             *model.ReleaseRecord
+	Released, Repushed *regtest.Pushed
 	// Good is the release's build; Bad is the rebuilt artifact re-pushed under the same tag.
 	Good, Bad *Build
 	Version   string
@@ -28,49 +41,81 @@ func (w *World) Close() {
 	if w.CDN != nil {
 		w.CDN.Close()
 	}
+	if w.Registry != nil {
+		w.Registry.Close()
+	}
 }
 
-// StartIncident starts the world of the April 2021 incident: six instances all claiming
-// v2.31.0; the two newest serve a rebuilt artifact whose assets were never uploaded to the CDN.
-func StartIncident() (*World, error) {
-	w := &World{Good: CRABuild("store-web v2.31.0 build 1", 24, 8), Bad: CRABuild("store-web v2.31.0 build 2 (re-pushed)", 24, 8), Version: "v2.31.0"}
-	cdn, err := StartCDN("/store/", w.Good)
-	if err != nil {
+// StartIncident starts the world of the April 2021 incident. The release v2.31.0 is pushed to
+// an in-process registry (a multi-arch index with an attestation) and recorded; then a CI
+// change re-pushes the tag with a rebuilt artifact whose assets were never uploaded to the CDN.
+// Six instances all claim v2.31.0; the two newest were autoscaled after the re-push and run
+// the rebuild.
+func StartIncident(ctx context.Context) (w *World, err error) {
+	w = &World{Good: CRABuild("store-web v2.31.0 build 1", 24, 8), Bad: CRABuild("store-web v2.31.0 build 2 (re-pushed)", 24, 8), Version: "v2.31.0"}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	w.Registry = regtest.NewServer()
+	w.Image = w.Registry.Ref("store-web:" + w.Version)
+	if w.Released, w.Record, err = Publish(ctx, w.Image, w.Good); err != nil {
 		return nil, err
 	}
-	w.CDN = cdn
+	if w.Repushed, err = regtest.PushIndex(ctx, w.Image, imageOf(w.Bad)); err != nil {
+		return nil, fmt.Errorf("re-pushing %s: %w", w.Image, err)
+	}
+	if w.CDN, err = StartCDN("/store/", w.Good); err != nil {
+		return nil, err
+	}
 	base := time.Date(2021, 4, 6, 9, 0, 0, 0, time.UTC)
 	var specs []Spec
 	for i := 1; i <= 6; i++ {
-		s := Spec{ID: fmt.Sprintf("web-%d", i), Build: w.Good, Version: w.Version, LaunchedAt: base.Add(time.Duration(i) * time.Minute),
-			Labels: map[string]string{"az": []string{"us-east-1a", "us-east-1b"}[i%2]}}
-		if i >= 5 { // autoscaled after the re-push
-			s.Build = w.Bad
+		s := Spec{ID: fmt.Sprintf("web-%d", i), Build: w.Good, Version: w.Version, Digest: w.Released.Digest,
+			LaunchedAt: base.Add(time.Duration(i) * time.Minute),
+			Labels:     map[string]string{"az": []string{"us-east-1a", "us-east-1b"}[i%2]}}
+		if i >= 5 { // autoscaled after the re-push: same version, other artifact
+			s.Build, s.Digest = w.Bad, w.Repushed.Digest
 			s.LaunchedAt = base.Add(6 * time.Hour).Add(time.Duration(i) * time.Minute)
 		}
 		specs = append(specs, s)
 	}
-	f, err := StartFleet(specs, "/asset-manifest.json")
-	if err != nil {
-		cdn.Close()
+	if w.Fleet, err = StartFleet(specs, "/asset-manifest.json"); err != nil {
 		return nil, err
 	}
-	w.Fleet = f
 	return w, nil
 }
 
-// Record computes the release record of a build as `polygraph release record` would write it
-// for the image that contains it.
-func Record(b *Build, image, manifestFile string) (*model.ReleaseRecord, error) {
-	m, err := manifest.Parse(manifest.Auto, b.Manifest, manifest.Options{Path: "/" + filepath.Base(manifestFile)})
-	if err != nil {
-		return nil, fmt.Errorf("parsing build %q: %w", b.Name, err)
+// imageOf is a two-platform image index (with an attestation) whose top layer holds the
+// build's manifest at ManifestFile.
+func imageOf(b *Build) regtest.Index {
+	img := func(platform string) regtest.Image {
+		return regtest.Image{Platform: platform, Layers: [][]regtest.File{
+			{{Path: "/app/server", Data: []byte("#!/bin/sh\nexec node server.js\n")}},
+			{{Path: ManifestFile, Data: b.Manifest}},
+		}}
 	}
-	return &model.ReleaseRecord{
-		Schema: model.RecordSchema, Image: image, ManifestFile: manifestFile, Platform: "linux/amd64",
-		ManifestSHA256: sha256Hex(b.Manifest), AssetsSHA256: manifest.AssetsSHA256(m.Assets), Assets: len(m.Assets),
-		RecordedAt: time.Now().UTC().Truncate(time.Second), PolygraphVersion: "testkit",
-	}, nil
+	return regtest.Index{Images: []regtest.Image{img("linux/amd64"), img("linux/arm64")}, Attestation: true}
+}
+
+// Publish pushes an image holding the build to ref and records the release, as a CI job
+// would right after the push (`polygraph release record`).
+func Publish(ctx context.Context, ref string, b *Build) (*regtest.Pushed, *model.ReleaseRecord, error) {
+	pushed, err := regtest.PushIndex(ctx, ref, imageOf(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	c, err := registry.New(registry.WithCacheDir(""), registry.WithPolygraphVersion("testkit"),
+		registry.WithManifestFormat(manifest.Auto, manifest.Options{Path: "/asset-manifest.json"}))
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := c.Record(ctx, ref, "linux/amd64", ManifestFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("recording %s: %w", ref, err)
+	}
+	return pushed, rec, nil
 }
 
 // ConfigYAML returns a polygraph.yaml for the world. record is the release record's path
@@ -78,20 +123,20 @@ func Record(b *Build, image, manifestFile string) (*model.ReleaseRecord, error) 
 func (w *World) ConfigYAML(record string) string {
 	var b strings.Builder
 	b.WriteString("# Written by polygraph's simulated world.\nrelease:\n")
-	if w.Version != "" {
-		fmt.Fprintf(&b, "  image: %q\n", "registry.example.com/store-web:"+w.Version)
+	if w.Image != "" {
+		fmt.Fprintf(&b, "  image: %q\n  manifest_file: %s\n", w.Image, ManifestFile)
 	}
 	if record != "" {
 		fmt.Fprintf(&b, "  record: %s\n", record)
 	}
-	if w.Version == "" && record == "" {
+	if w.Image == "" && record == "" {
 		b.WriteString("  {}\n")
 	}
 	b.WriteString("fleet:\n  static:\n")
 	for _, in := range w.Fleet.Instances {
 		fmt.Fprintf(&b, "    - {id: %s, address: %q}\n", in.ID, in.Address)
 	}
-	fmt.Fprintf(&b, "probe:\n  host: store.example.com\n  manifest:\n    path: %s\n  version:\n    header: X-App-Version\n  timeout: 2s\n  retries: 1\n", w.Fleet.ManifestPath)
+	fmt.Fprintf(&b, "probe:\n  host: store.example.com\n  manifest:\n    path: %s\n  version:\n    header: X-App-Version\n  digest:\n    source: header\n    header: X-Image-Digest\n  timeout: 2s\n  retries: 1\n", w.Fleet.ManifestPath)
 	fmt.Fprintf(&b, "cdn:\n  base_urls:\n    - %s\n", w.CDN.URL)
 	return b.String()
 }
