@@ -35,11 +35,16 @@ func cloudFormationImages(file string, root *yaml.Node) []Image {
 			}
 			where := kv[0].Value + " container " + str(get(c, "Name"))
 			if fn := intrinsic(img); fn != "" {
+				// The position is the start of the value, tag included (!Sub ...).
 				line, col := img.Line, img.Column
-				if img.Kind == yaml.ScalarNode {
-					line, col = position(img)
+				raw := img.Value
+				switch {
+				case img.Kind != yaml.ScalarNode:
+					raw = fn
+				case strings.HasPrefix(img.Tag, "!"):
+					raw = img.Tag + " " + img.Value
 				}
-				out = append(out, Image{File: file, Line: line, Column: col, Raw: img.Value, Where: where,
+				out = append(out, Image{File: file, Line: line, Column: col, Raw: raw, Where: where,
 					Kind:       KindCloudFormation,
 					Unresolved: "the image is computed by the intrinsic function " + fn + " at deploy time"})
 				continue
