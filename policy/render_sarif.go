@@ -17,9 +17,11 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool       sarifTool     `json:"tool"`
-	ColumnKind string        `json:"columnKind"`
-	Results    []sarifResult `json:"results"`
+	Tool             sarifTool     `json:"tool"`
+	Language         string        `json:"language"`
+	NewlineSequences []string      `json:"newlineSequences"`
+	ColumnKind       string        `json:"columnKind"`
+	Results          []sarifResult `json:"results"`
 }
 
 type sarifTool struct {
@@ -28,6 +30,7 @@ type sarifTool struct {
 
 type sarifDriver struct {
 	Name           string      `json:"name"`
+	Language       string      `json:"language"`
 	InformationURI string      `json:"informationUri"`
 	Version        string      `json:"version,omitempty"`
 	Rules          []sarifRule `json:"rules"`
@@ -85,7 +88,7 @@ type sarifRegion struct {
 // renderSARIF writes a SARIF 2.1.0 log: every rule with its help text, every finding as a result
 // whose region covers the image value.
 func renderSARIF(w io.Writer, r *Report, o RenderOptions) error {
-	driver := sarifDriver{Name: "polygraph", InformationURI: "https://github.com/polygraph-dev/polygraph", Version: o.Version}
+	driver := sarifDriver{Name: "polygraph", Language: "en-US", InformationURI: "https://github.com/polygraph-dev/polygraph", Version: o.Version}
 	index := map[string]int{}
 	for i, ru := range Rules {
 		index[ru.ID] = i
@@ -100,7 +103,8 @@ func renderSARIF(w io.Writer, r *Report, o RenderOptions) error {
 			Properties:           map[string]any{"tags": []string{"supply-chain", "containers"}},
 		})
 	}
-	run := sarifRun{Tool: sarifTool{Driver: driver}, ColumnKind: "unicodeCodePoints", Results: []sarifResult{}}
+	run := sarifRun{Tool: sarifTool{Driver: driver}, Language: "en-US", NewlineSequences: []string{"\r\n", "\n"},
+		ColumnKind: "unicodeCodePoints", Results: []sarifResult{}}
 	for _, f := range r.Findings {
 		msg := f.Message
 		if f.Suggestion != "" {
