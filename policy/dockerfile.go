@@ -228,7 +228,7 @@ func dockerfileImages(file string, data []byte) ([]Image, error) {
 					break
 				}
 				v, ok := strings.CutPrefix(t.text, "--from=")
-				if !ok {
+				if !ok || v == "" {
 					continue
 				}
 				if _, err := strconv.Atoi(v); err == nil {

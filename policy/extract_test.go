@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -152,5 +153,19 @@ func TestDockerfile(t *testing.T) {
 				t.Errorf("images =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+func TestExtractSelfReferencingList(t *testing.T) {
+	data, err := os.ReadFile("testdata/selflist.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, imgs, err := Extract("selflist.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imgs) == 0 || len(imgs) > 8 {
+		t.Errorf("%d images from a List that contains itself, want a few", len(imgs))
 	}
 }

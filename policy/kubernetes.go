@@ -29,12 +29,22 @@ func isKubernetes(root *yaml.Node) bool {
 // kubernetesImages returns the images of a Kubernetes object, a List of them, or nothing for
 // kinds that run no pods.
 func kubernetesImages(file string, root *yaml.Node) []Image {
+	return kubernetesObject(file, root, 0)
+}
+
+// maxListDepth bounds Lists nested in Lists (an alias can make a List contain itself).
+const maxListDepth = 4
+
+func kubernetesObject(file string, root *yaml.Node, depth int) []Image {
 	kind := str(get(root, "kind"))
 	if kind == "List" || strings.HasSuffix(kind, "List") {
+		if depth >= maxListDepth {
+			return nil
+		}
 		var out []Image
 		for _, it := range items(get(root, "items")) {
 			if it != nil && it.Kind == yaml.MappingNode && isKubernetes(it) {
-				out = append(out, kubernetesImages(file, it)...)
+				out = append(out, kubernetesObject(file, it, depth+1)...)
 			}
 		}
 		return out
