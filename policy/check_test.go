@@ -100,3 +100,25 @@ func TestExpiredExceptionMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestExceptionPatternForms(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, image string
+		want           bool
+	}{
+		{"busybox:*", "busybox:1.36", true},
+		{"busybox:*", "busybox", true},
+		{"docker.io/library/busybox:*", "busybox", true},
+		{"index.docker.io/library/busybox:*", "docker.io/library/busybox:1", true},
+		{"docker.io/library/busybox:*", "quay.io/library/busybox:1", false},
+		{"ghcr.io/acme/*", "ghcr.io/acme/web@" + testDigest, true},
+	} {
+		r, err := ParseRef(tt.image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := matchesAny(tt.pattern, r.Names()); got != tt.want {
+			t.Errorf("%q matches %q = %v, want %v (names %v)", tt.pattern, tt.image, got, tt.want, r.Names())
+		}
+	}
+}

@@ -88,7 +88,7 @@ func (r Ref) Names() []string {
 		names = append(names, name.DefaultRegistry+"/"+repo+suffix)
 	}
 	if r.Tag == "" && r.Digest == "" {
-		names = append(names, r.Registry()+"/"+repo+":latest")
+		names = append(names, r.Original+":latest", r.Registry()+"/"+repo+":latest")
 	}
 	return names
 }

@@ -27,15 +27,23 @@ func (s Severity) rank() int {
 
 // Finding is one policy violation at the position of an image value.
 type Finding struct {
-	Rule       string   `json:"rule"`
-	Severity   Severity `json:"severity"`
-	File       string   `json:"file"`
-	Line       int      `json:"line"`
-	Column     int      `json:"column"`
-	EndColumn  int      `json:"end_column,omitempty"`
-	Image      string   `json:"image"`
-	Message    string   `json:"message"`
-	Suggestion string   `json:"suggestion"`
+	// Rule is the rule's identifier (mutable-tag, latest-tag, ...).
+	Rule string `json:"rule"`
+	// Severity is error or warning.
+	Severity Severity `json:"severity"`
+	// File is the input the image is in.
+	File string `json:"file"`
+	// Line and Column (1-based) point at the first character of the image value.
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	// EndColumn is one past the last character of the value as written, when known.
+	EndColumn int `json:"end_column,omitempty"`
+	// Image is the reference after interpolation (or as written when it could not be resolved).
+	Image string `json:"image"`
+	// Message explains the finding in words.
+	Message string `json:"message"`
+	// Suggestion is the pinned reference to paste, when --resolve found one.
+	Suggestion string `json:"suggestion"`
 }
 
 // Summary counts what was checked.
@@ -54,10 +62,14 @@ type Summary struct {
 
 // Report is the result of a policy check (schema polygraph.policy/v1).
 type Report struct {
-	Schema   string    `json:"schema"`
-	Verdict  string    `json:"verdict"`
+	// Schema is always polygraph.policy/v1.
+	Schema string `json:"schema"`
+	// Verdict is fail (an error), warn (warnings only) or pass.
+	Verdict string `json:"verdict"`
+	// Findings are sorted by file, line, column and rule.
 	Findings []Finding `json:"findings"`
-	Summary  Summary   `json:"summary"`
+	// Summary counts what was checked.
+	Summary Summary `json:"summary"`
 }
 
 // Worst returns the most serious severity among the findings, "" when there are none.
