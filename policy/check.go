@@ -21,6 +21,7 @@ type options struct {
 	configFile    string
 	now           func() time.Time
 	resolver      Resolver
+	mutability    TagMutability
 	logger        *slog.Logger
 }
 
@@ -61,6 +62,11 @@ func WithNow(now func() time.Time) Option { return func(o *options) { o.now = no
 // nothing and needs no network.
 func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
 
+// WithTagMutability warns (ecr-tag-mutable) about tag references into repositories that let
+// tags be re-pushed, as far as the checker knows the registry (ECRTagMutability knows Amazon
+// ECR). The default (nil) asks nothing.
+func WithTagMutability(m TagMutability) Option { return func(o *options) { o.mutability = m } }
+
 // WithLogger sets the logger. The default discards logs.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
@@ -75,7 +81,7 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	c := &checker{options: o, ctx: ctx, cache: map[string]string{}}
+	c := &checker{options: o, ctx: ctx, cache: map[string]string{}, mutable: map[string]bool{}}
 	r := &Report{}
 	r.Summary.Files = len(in.Files)
 	r.Summary.Images = len(in.Images)
@@ -94,8 +100,9 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 
 type checker struct {
 	options
-	ctx   context.Context
-	cache map[string]string
+	ctx     context.Context
+	cache   map[string]string // tag -> digest
+	mutable map[string]bool   // registry/repository -> tags mutable
 }
 
 func (c *checker) finding(img Image, rule string, sev Severity, format string, args ...any) Finding {
@@ -159,6 +166,23 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 			return nil, 0, err
 		}
 		fs[0].Suggestion = ref.WithDigest(d)
+	}
+	if c.mutability != nil && !(ref.Pinned() && ref.Tag == "") {
+		key := ref.Repository.Name()
+		mutable, known := c.mutable[key]
+		if !known {
+			m, ok, err := c.mutability.TagsMutable(c.ctx, ref.Repository.RegistryStr(), ref.Repository.RepositoryStr())
+			if err != nil {
+				return nil, 0, &ResolveError{Image: img.Ref, File: img.File, Line: img.Line, Err: err}
+			}
+			mutable = ok && m
+			c.mutable[key] = mutable
+		}
+		if mutable {
+			fs = append(fs, c.finding(img, RuleECRTagMutable, SeverityWarning,
+				"%s in %s: the repository %q lets tags be re-pushed (image tag mutability MUTABLE); make it IMMUTABLE",
+				shown, img.Where, ref.Repository.RepositoryStr()))
+		}
 	}
 	if len(c.allowed) > 0 && !c.registryAllowed(ref) {
 		fs = append(fs, c.finding(img, RuleDisallowedRegistry, SeverityError,

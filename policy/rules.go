@@ -9,6 +9,7 @@ const (
 	RuleTagMoved           = "tag-moved"
 	RuleUnresolvedImage    = "unresolved-image"
 	RuleInvalidReference   = "invalid-reference"
+	RuleECRTagMutable      = "ecr-tag-mutable"
 )
 
 // RuleInfo documents a rule.
@@ -46,6 +47,9 @@ var Rules = []RuleInfo{
 	{RuleInvalidReference, "Image reference does not parse",
 		"The value is not a valid image reference (upper-case repository, bad tag or digest), so the runtime would refuse it.",
 		SeverityError},
+	{RuleECRTagMutable, "ECR repository lets tags be re-pushed",
+		"With --resolve, tag references into Amazon ECR repositories whose image tag mutability is MUTABLE can be overwritten by any push. Set the repository to IMMUTABLE (aws ecr put-image-tag-mutability --image-tag-mutability IMMUTABLE), and pin by digest.",
+		SeverityWarning},
 }
 
 // ruleInfo returns the documentation of a rule.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/policy"
@@ -90,6 +91,11 @@ func policyCheck(c *cli.Context) error {
 	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
 	if c.Bool("resolve") {
 		opts = append(opts, policy.WithResolver(policy.RemoteResolver()))
+		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
+			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
+		} else {
+			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
+		}
 	}
 	report, err := policy.Check(ctx, in, opts...)
 	if err != nil {
