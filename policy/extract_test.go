@@ -93,6 +93,8 @@ jobs:
       image: ${{ matrix.img }}
 `, KindWorkflow, []string{"5:16 node:20", "7:19 postgres:16", "9:24 alpine:3.20", "13:14 ?${{ matrix.img }}"}},
 		{"dockerfile", "# syntax=docker/dockerfile:1\nARG V=1.22\nFROM golang:${V} AS build\nFROM build\nFROM scratch\n", KindDockerfile, []string{"3:6 golang:1.22"}},
+		{"kubernetes placeholders are unresolved", "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: ${IMAGE}\n  - image: \"{{ .Values.image }}\"\n",
+			KindKubernetes, []string{"5:12 ?${IMAGE}", "6:13 ?{{ .Values.image }}"}},
 		{"gitlab ci is not supported", "image: node:20\ntest:\n  script: [npm test]\n", "", nil},
 		{"plain text", "hello", "", nil},
 	}

@@ -135,13 +135,16 @@ func deref(n *yaml.Node) *yaml.Node {
 
 // get returns the value of key in mapping n (following aliases and << merge keys), or nil.
 func get(n *yaml.Node, key string) *yaml.Node {
-	return getDepth(deref(n), key, 0)
+	return getDepth(deref(n), key, 0, map[*yaml.Node]bool{})
 }
 
-func getDepth(n *yaml.Node, key string, depth int) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode || depth > 8 {
+// getDepth looks key up in n and in the mappings merged into it, visiting each mapping once (so
+// that aliases cannot make a lookup exponential).
+func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode || depth > 8 || seen[n] {
 		return nil
 	}
+	seen[n] = true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key && n.Content[i].Tag != "!!merge" {
 			return deref(n.Content[i+1])
@@ -161,7 +164,7 @@ func getDepth(n *yaml.Node, key string, depth int) *yaml.Node {
 			maps = append(maps, v)
 		}
 		for _, m := range maps {
-			if r := getDepth(m, key, depth+1); r != nil {
+			if r := getDepth(m, key, depth+1, seen); r != nil {
 				return r
 			}
 		}
@@ -217,10 +220,17 @@ func position(n *yaml.Node) (line, col int) {
 	return line, col
 }
 
-// scalarImage makes an Image from a scalar holding a reference literally (no interpolation).
+// scalarImage makes an Image from a scalar holding a reference literally (no interpolation). A
+// value holding a placeholder that a tool substitutes before deploy (envsubst's ${VAR}, a
+// template's {{ }}) is unresolved, not an invalid reference.
 func scalarImage(file string, kind Kind, where string, n *yaml.Node) Image {
 	line, col := position(n)
-	return Image{File: file, Line: line, Column: col, Raw: n.Value, Ref: n.Value, Where: where, Kind: kind}
+	img := Image{File: file, Line: line, Column: col, Raw: n.Value, Ref: n.Value, Where: where, Kind: kind}
+	if kind != KindCompose && kind != KindWorkflow && (strings.Contains(n.Value, "$") || strings.Contains(n.Value, "{{")) {
+		img.Ref = ""
+		img.Unresolved = "the image holds a placeholder that is substituted outside this file"
+	}
+	return img
 }
 
 // hasExpression reports whether s holds a GitHub Actions expression.

@@ -47,7 +47,6 @@ type sarifRule struct {
 	ShortDescription     sarifText      `json:"shortDescription"`
 	FullDescription      sarifText      `json:"fullDescription"`
 	Help                 sarifText      `json:"help"`
-	HelpURI              string         `json:"helpUri"`
 	DefaultConfiguration sarifRuleLevel `json:"defaultConfiguration"`
 	Properties           map[string]any `json:"properties"`
 }
@@ -98,7 +97,6 @@ func renderSARIF(w io.Writer, r *Report, o RenderOptions) error {
 			ShortDescription:     sarifText{Text: ru.Title},
 			FullDescription:      sarifText{Text: ru.Title + "."},
 			Help:                 sarifText{Text: ru.Help, Markdown: "**" + ru.Title + "**\n\n" + ru.Help},
-			HelpURI:              "https://github.com/polygraph-dev/polygraph#rule-" + ru.ID,
 			DefaultConfiguration: sarifRuleLevel{Level: string(ru.Severity)},
 			Properties:           map[string]any{"tags": []string{"supply-chain", "containers"}},
 		})
