@@ -105,8 +105,9 @@ func policyCheck(c *cli.Context) error {
 	if err := policy.Render(c.App.Writer, report, format, ro); err != nil {
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
-	if len(in.Files) == 0 && !g.quiet {
-		g.logger.Warn("no deploy configuration recognised", "paths", strings.Join(paths, " "))
+	if len(in.Files) == 0 {
+		// Like a fleet without instances: nothing was checked, which is not a pass.
+		return unverifiable(fmt.Errorf("no deploy configuration recognised in %s", strings.Join(paths, " ")))
 	}
 	if report.FailsAt(failOn) {
 		return findingsExit

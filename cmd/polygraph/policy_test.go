@@ -47,6 +47,7 @@ func TestPolicyCheckExitCodes(t *testing.T) {
 		{"stdin", []string{"-"}, "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{image: busybox}]\n", 1, "<stdin>:4:24: error latest-tag", ""},
 		{"json output", []string{"--output", "json", mutable}, "", 1, `"schema": "polygraph.policy/v1"`, ""},
 		{"no paths", nil, "", 2, "", "name the files"},
+		{"nothing recognised", []string{relaxed}, "", 3, "policy pass", "no deploy configuration recognised"},
 		{"bad output", []string{"--output", "xml", mutable}, "", 2, "", "--output"},
 		{"bad fail-on", []string{"--fail-on", "sometimes", mutable}, "", 2, "", "--fail-on"},
 		{"missing file", []string{filepath.Join(dir, "nope.yaml")}, "", 2, "", "nope.yaml"},
