@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -217,12 +218,12 @@ func quoteImage(img Image) string {
 	return fmt.Sprintf("%q", img.Ref)
 }
 
+// unwrapAll returns the parser's reason without our "parsing image reference" prefix.
 func unwrapAll(err error) string {
-	s := err.Error()
-	if i := strings.LastIndex(s, ": "); i >= 0 && strings.HasPrefix(s, "parsing image reference") {
-		return s[i+2:]
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner.Error()
 	}
-	return s
+	return err.Error()
 }
 
 // resolve returns the digest the reference's tag points at now, asking the registry once per

@@ -31,6 +31,12 @@ func ParseRef(s string) (Ref, error) {
 	}
 	r, err := name.ParseReference(s, name.WithDefaultTag(""))
 	if err != nil {
+		// ParseReference only says it could not parse; the parser of the form used says why.
+		if strings.Contains(s, "@") {
+			_, err = name.NewDigest(s)
+		} else if _, terr := name.NewTag(s); terr != nil {
+			err = terr
+		}
 		return Ref{}, fmt.Errorf("parsing image reference %q: %w", s, err)
 	}
 	out := Ref{Original: s, Repository: r.Context()}
