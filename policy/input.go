@@ -86,6 +86,8 @@ func extractDoc(file string, doc *yaml.Node) (Kind, []Image) {
 		return KindECS, ecsImages(file, root)
 	case isWorkflow(root):
 		return KindWorkflow, workflowImages(file, root)
+	case isDockerAction(root):
+		return KindWorkflow, dockerActionImages(file, root)
 	case isCompose(root):
 		return KindCompose, composeImages(file, root)
 	}

@@ -15,6 +15,27 @@ func isWorkflow(root *yaml.Node) bool {
 	return jobs != nil && jobs.Kind == yaml.MappingNode && (get(root, "on") != nil || get(root, "true") != nil)
 }
 
+// isDockerAction recognises a Docker container action's metadata (action.yml with
+// runs.using: docker and a registry image).
+func isDockerAction(root *yaml.Node) bool {
+	runs := get(root, "runs")
+	return str(get(runs, "using")) == "docker" && strings.HasPrefix(str(get(runs, "image")), dockerScheme)
+}
+
+// dockerActionImages returns runs.image of a Docker container action.
+func dockerActionImages(file string, root *yaml.Node) []Image {
+	n := get(get(root, "runs"), "image")
+	img := scalarImage(file, KindWorkflow, "action "+str(get(root, "name")), n)
+	img.Column += len(dockerScheme)
+	img.Raw = strings.TrimPrefix(n.Value, dockerScheme)
+	img.Ref = img.Raw
+	if hasExpression(img.Raw) {
+		img.Ref = ""
+		img.Unresolved = "the image is a workflow expression evaluated at run time"
+	}
+	return []Image{img}
+}
+
 // workflowImages returns jobs.*.container, jobs.*.services.*.image and steps' uses: docker://.
 func workflowImages(file string, root *yaml.Node) []Image {
 	var out []Image
