@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/polygraph-dev/polygraph/config"
 )
 
@@ -83,6 +85,11 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	c := &checker{options: o, ctx: ctx, cache: map[string]string{}, mutable: map[string]bool{}}
+	if o.resolver != nil {
+		if err := c.prefetch(in.Images); err != nil {
+			return nil, err
+		}
+	}
 	r := &Report{}
 	r.Summary.Files = len(in.Files)
 	r.Summary.Images = len(in.Images)
@@ -224,6 +231,54 @@ func unwrapAll(err error) string {
 		return inner.Error()
 	}
 	return err.Error()
+}
+
+// resolveConcurrency bounds the registry requests in flight.
+const resolveConcurrency = 8
+
+// prefetch resolves every tag that the check will need, each once, a few at a time.
+func (c *checker) prefetch(imgs []Image) error {
+	type job struct {
+		img Image
+		ref Ref
+	}
+	var jobs []job
+	seen := map[string]bool{}
+	for _, img := range imgs {
+		if img.Unresolved != "" {
+			continue
+		}
+		ref, err := ParseRef(img.Ref)
+		if err != nil || ref.Pinned() && ref.Tag == "" {
+			continue
+		}
+		if key := ref.TagRef().Name(); !seen[key] {
+			seen[key] = true
+			jobs = append(jobs, job{img, ref})
+		}
+	}
+	digests := make([]string, len(jobs))
+	g, ctx := errgroup.WithContext(c.ctx)
+	g.SetLimit(resolveConcurrency)
+	for i, j := range jobs {
+		g.Go(func() error {
+			tag := j.ref.TagRef()
+			c.logger.Debug("resolving tag", "image", tag.Name())
+			d, err := c.resolver.Digest(ctx, tag)
+			if err != nil {
+				return &ResolveError{Image: j.img.Ref, File: j.img.File, Line: j.img.Line, Err: err}
+			}
+			digests[i] = d
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		c.cache[j.ref.TagRef().Name()] = digests[i]
+	}
+	return nil
 }
 
 // resolve returns the digest the reference's tag points at now, asking the registry once per

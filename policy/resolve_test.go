@@ -6,8 +6,11 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -108,5 +111,47 @@ func TestResolveAsksOncePerTag(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Errorf("resolver called %d times, want 1", calls)
+	}
+}
+
+func TestResolveConcurrencyBounded(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, peak, calls := 0, 0, map[string]int{}
+	res := ResolverFunc(func(ctx context.Context, tag name.Tag) (string, error) {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		calls[tag.Name()]++
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return "sha256:" + strings.Repeat("b", 64), nil
+	})
+	var imgs []Image
+	for i := range 40 {
+		ref := "ghcr.io/acme/svc" + strconv.Itoa(i%20) + ":v1"
+		imgs = append(imgs, Image{File: "f", Line: i + 1, Column: 1, Raw: ref, Ref: ref})
+	}
+	r, err := Check(context.Background(), &Inputs{Images: imgs}, WithResolver(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 20 {
+		t.Errorf("%d tags resolved, want 20", len(calls))
+	}
+	for tag, n := range calls {
+		if n != 1 {
+			t.Errorf("%s resolved %d times", tag, n)
+		}
+	}
+	if peak > resolveConcurrency {
+		t.Errorf("%d requests in flight, want at most %d", peak, resolveConcurrency)
+	}
+	for _, f := range r.Findings {
+		if !strings.HasSuffix(f.Suggestion, "@sha256:"+strings.Repeat("b", 64)) {
+			t.Errorf("finding %+v has no suggestion", f)
+		}
 	}
 }
