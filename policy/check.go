@@ -118,9 +118,13 @@ func (c *checker) finding(img Image, rule string, sev Severity, format string, a
 	if image == "" {
 		image = img.Raw
 	}
-	return Finding{Rule: rule, Severity: sev, File: img.File, Line: img.Line, Column: img.Column,
+	f := Finding{Rule: rule, Severity: sev, File: img.File, Line: img.Line, Column: img.Column,
 		EndColumn: img.Column + utf8.RuneCountInString(img.Raw), Image: image,
 		Message: fmt.Sprintf(format, args...)}
+	if img.Kind == KindCloudFormation && img.Unresolved != "" {
+		f.EndColumn = 0 // an intrinsic function's extent is not its name
+	}
+	return f
 }
 
 // check returns the findings of one image and how many an exception suppressed.
