@@ -93,7 +93,7 @@ func startWorld(t *testing.T, specs []testkit.Spec, wo worldOpts) *world {
 	}
 	t.Cleanup(f.Close)
 	if wo.timeout == "" {
-		wo.timeout = "300ms"
+		wo.timeout = "1s"
 	}
 	if wo.retries == 0 {
 		wo.retries = 3
@@ -178,9 +178,9 @@ func TestFaults(t *testing.T) {
 			name: "429 with a long Retry-After, capped", spec: testkit.Spec{FailFirst: 1, FailStatus: 429, RetryAfter: "3600"},
 			opts: []probe.Option{probe.WithMaxRetryAfter(20 * time.Millisecond)}, want: nil, requests: 2, dials: -1,
 		},
-		{name: "300 MB body", spec: testkit.Spec{BodySize: 300 << 20}, wo: worldOpts{timeout: "3s"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "exceeds the size cap"},
-		{name: "300 MB chunked body", spec: testkit.Spec{BodySize: 300 << 20, Chunked: true}, wo: worldOpts{timeout: "3s"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "exceeds the size cap"},
-		{name: "gzip bomb", spec: testkit.Spec{GzipBomb: 1 << 30}, wo: worldOpts{timeout: "3s"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "exceeds the size cap"},
+		{name: "300 MB body", spec: testkit.Spec{BodySize: 300 << 20}, wo: worldOpts{extra: "  max_body: 1MiB\n"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "exceeds the size cap"},
+		{name: "300 MB chunked body", spec: testkit.Spec{BodySize: 300 << 20, Chunked: true}, wo: worldOpts{extra: "  max_body: 1MiB\n"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "exceeds the size cap"},
+		{name: "gzip bomb", spec: testkit.Spec{GzipBomb: 1 << 30}, wo: worldOpts{extra: "  max_body: 1MiB\n"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "exceeds the size cap"},
 		{name: "redirect loop", spec: testkit.Spec{RedirectLoop: true}, want: []string{"manifest-invalid"}, requests: 5, dials: 1, msg: "redirected"},
 		{name: "redirect to another host", spec: testkit.Spec{RedirectTo: "http://127.0.0.1:9/asset-manifest.json"}, want: []string{"manifest-invalid"}, requests: 1, dials: 1, msg: "not followed"},
 		{
@@ -210,7 +210,7 @@ func TestFaults(t *testing.T) {
 			specs := []testkit.Spec{{ID: "web-1"}, tc.spec, {ID: "web-3"}}
 			specs[1].ID = "web-2"
 			w := startWorld(t, specs, tc.wo)
-			rep := w.verify(t, 5*time.Second, tc.opts...)
+			rep := w.verify(t, 10*time.Second, tc.opts...)
 			got := kinds(rep, "web-2")
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("findings about web-2: %v, want %v\n%s", got, tc.want, findingsText(rep))
@@ -240,4 +240,44 @@ func findingsText(rep *model.Report) string {
 		fmt.Fprintf(&b, "  %s %s%v: %s\n", f.Kind, f.Instance, f.Instances, f.Message)
 	}
 	return b.String()
+}
+
+// TestRunEndsByItsDeadline: a fleet that accepts and never answers, a per-request timeout far
+// past the run's deadline, and one that drips a byte a second: the run still ends by its deadline, with
+// a report of what it saw.
+func TestRunEndsByItsDeadline(t *testing.T) {
+	specs := []testkit.Spec{{ID: "web-1", Hang: true}, {ID: "web-2", HangAccept: true}, {ID: "web-3", Drip: time.Second}}
+	w := startWorld(t, specs, worldOpts{timeout: "1m"})
+	rep := w.verify(t, time.Second)
+	for _, id := range []string{"web-1", "web-2", "web-3"} {
+		if k := kinds(rep, id); !slices.Equal(k, []string{"unreachable"}) {
+			t.Errorf("%s: %v", id, k)
+		}
+	}
+}
+
+// TestUntrustedFleet: without probe.tls.ca_file, every certificate of a private CA fails
+// verification. That is a cert-invalid finding per instance (exit 1), not "could not verify"
+// (exit 3), and no content is fetched over the untrusted connections.
+func TestUntrustedFleet(t *testing.T) {
+	w := startWorld(t, []testkit.Spec{{ID: "web-1"}, {ID: "web-2"}}, worldOpts{tls: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := run.Verify(ctx, w.cfg, run.Options{Probe: []probe.Option{probe.WithBackoff(probe.NoWait, 0, 0), probe.WithDialer(w.dials.dial)}})
+	if err != nil || rep == nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	for _, id := range []string{"web-1", "web-2"} {
+		if k := kinds(rep, id); !slices.Equal(k, []string{"cert-invalid"}) {
+			t.Errorf("%s: %v\n%s", id, k, findingsText(rep))
+		}
+		if n := w.fleet.Instance(id).Requests.Load(); n != 0 {
+			t.Errorf("%s answered %d requests over an untrusted connection", id, n)
+		}
+	}
+	for _, in := range rep.Instances {
+		if in.TLS == nil || in.TLS.SHA256 == "" || in.TLS.VerifyError == "" || !in.TLS.MatchesHost || in.Status != model.StatusError {
+			t.Errorf("%s: status %s, tls %+v", in.ID, in.Status, in.TLS)
+		}
+	}
 }

@@ -109,6 +109,10 @@ type Fleet struct {
 	CAPEM  []byte
 	CAPool *x509.CertPool
 
+	// InFlight is the number of requests being answered across the fleet; MaxInFlight the most
+	// there ever were at once.
+	InFlight, MaxInFlight atomic.Int64
+
 	srv       *http.Server
 	byAddr    map[string]*Instance
 	done      chan struct{}
@@ -267,6 +271,7 @@ func (f *Fleet) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := in.Requests.Add(1)
+	defer trackInFlight(&f.InFlight, &f.MaxInFlight)()
 	s := in.spec()
 	if s.Hang {
 		select {
@@ -339,4 +344,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 	if err := json.NewEncoder(w).Encode(v); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
 		return
 	}
+}
+
+// trackInFlight counts a request in flight and keeps the maximum; call the result when done.
+func trackInFlight(cur, peak *atomic.Int64) func() {
+	n := cur.Add(1)
+	for {
+		p := peak.Load()
+		if n <= p || peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return func() { cur.Add(-1) }
 }

@@ -1,0 +1,151 @@
+package probe_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/polygraph-dev/polygraph/internal/testkit"
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/probe"
+)
+
+func startCDN(t *testing.T, paths ...string) *testkit.CDN {
+	t.Helper()
+	c, err := testkit.StartCDN("/store/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	c.Add(paths...)
+	return c
+}
+
+func assetsOf(paths ...string) []model.Asset {
+	out := make([]model.Asset, len(paths))
+	for i, p := range paths {
+		out[i] = model.Asset{Ref: p}
+	}
+	return out
+}
+
+func TestHEADFallsBackToARangedGET(t *testing.T) {
+	for _, status := range []int{http.StatusMethodNotAllowed, http.StatusNotImplemented} {
+		cdn := startCDN(t, "/a.js")
+		cdn.RefuseHEADWith(status)
+		c, err := probe.NewCDN([]string{cdn.URL}, probe.WithBackoff(probe.NoWait, 0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := c.Check(context.Background(), assetsOf("/a.js", "/gone.js"))
+		if s := res.Checks["/a.js"].State; s != model.AssetOK {
+			t.Errorf("HEAD %d: /a.js is %s", status, s)
+		}
+		if s := res.Checks["/gone.js"].State; s != model.AssetMissing {
+			t.Errorf("HEAD %d: /gone.js is %s", status, s)
+		}
+		// One HEAD and one ranged GET per asset; 405 and 501 are not retried.
+		if h, g, n := cdn.HEADs.Load(), cdn.Ranged.Load(), cdn.Requests.Load(); h != 2 || g != 2 || n != 4 || res.Requests != 4 {
+			t.Errorf("HEAD %d: %d HEADs, %d ranged GETs, %d requests (%d counted)", status, h, g, n, res.Requests)
+		}
+		c.Close()
+	}
+}
+
+func TestReplicasAndFailover(t *testing.T) {
+	primary := startCDN(t, "/ok.js", "/lagging.js", "/failing.js", "/missing-everywhere.js")
+	replica := startCDN(t, "/ok.js", "/failing.js")
+	primary.Remove("/missing-everywhere.js")
+	primary.Fail("/failing.js", http.StatusServiceUnavailable)
+	c, err := probe.NewCDN([]string{primary.URL, replica.URL}, probe.WithRetries(1), probe.WithBackoff(probe.NoWait, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := c.Check(context.Background(), assetsOf("/ok.js", "/lagging.js", "/failing.js", "/missing-everywhere.js", "/ok.js"))
+	want := map[string]struct {
+		state   model.AssetState
+		replica model.AssetState
+	}{
+		"/ok.js":                 {model.AssetOK, model.AssetOK},
+		"/lagging.js":            {model.AssetOK, model.AssetMissing}, // asset-replica-missing
+		"/failing.js":            {model.AssetDegraded, model.AssetOK},
+		"/missing-everywhere.js": {model.AssetMissing, model.AssetMissing},
+	}
+	for ref, w := range want {
+		ac := res.Checks[ref]
+		if ac == nil || ac.State != w.state || len(ac.Replicas) != 1 || ac.Replicas[0].State != w.replica {
+			t.Errorf("%s: %+v, want %s with replica %s", ref, ac, w.state, w.replica)
+		}
+	}
+	// Each unique URL once, the failing one retried once.
+	if n := primary.Hits("/ok.js") + replica.Hits("/ok.js"); n != 2 {
+		t.Errorf("/ok.js asked %d times, want once per origin", n)
+	}
+	if n := primary.Hits("/failing.js"); n != 2 {
+		t.Errorf("/failing.js asked %d times on the primary, want 2 (one retry)", n)
+	}
+	if s503 := res.Checks["/failing.js"].Primary.Status; s503 != 503 {
+		t.Errorf("the primary's last answer is not kept: %d", s503)
+	}
+}
+
+func TestCDNConcurrencyPerHost(t *testing.T) {
+	paths := make([]string, 40)
+	for i := range paths {
+		paths[i] = "/a" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ".js"
+	}
+	cdn := startCDN(t, paths...)
+	cdn.SetLatency(10 * time.Millisecond)
+	c, err := probe.NewCDN([]string{cdn.URL}, probe.WithConcurrency(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := c.Check(context.Background(), assetsOf(paths...))
+	for _, p := range paths {
+		if res.Checks[p].State != model.AssetOK {
+			t.Fatalf("%s: %+v", p, res.Checks[p])
+		}
+	}
+	if m := cdn.MaxInFlight.Load(); m > 3 {
+		t.Errorf("%d requests in flight on one host, want at most 3", m)
+	}
+}
+
+// TestCDNRateLimit: at 5 requests a second (burst 5), a run with a 1s deadline sends about
+// 10 requests; the rest are reported unchecked, not missing, and the run ends by its deadline.
+func TestCDNRateLimit(t *testing.T) {
+	paths := make([]string, 40)
+	for i := range paths {
+		paths[i] = "/r" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ".js"
+	}
+	cdn := startCDN(t, paths...)
+	c, err := probe.NewCDN([]string{cdn.URL}, probe.WithRate(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	res := c.Check(ctx, assetsOf(paths...))
+	if took := time.Since(start); took > 1250*time.Millisecond {
+		t.Errorf("took %s past a 1s deadline", took)
+	}
+	ok, unchecked := 0, 0
+	for _, ac := range res.Checks {
+		switch ac.State {
+		case model.AssetOK:
+			ok++
+		case model.AssetUnchecked:
+			unchecked++
+		default:
+			t.Errorf("%s: %s", ac.Ref, ac.State)
+		}
+	}
+	if n := cdn.Requests.Load(); n < 5 || n > 11 || ok != int(n) || unchecked != 40-ok {
+		t.Errorf("%d requests, %d ok, %d unchecked; want 5..11 requests at 5/s", n, ok, unchecked)
+	}
+}
