@@ -29,7 +29,7 @@ const acceptEncoding = "gzip, deflate"
 // smallBody is how much of a body any reader may buffer freely; beyond it, a reader must hold
 // one of the large-body slots, so memory stays bounded by concurrency·smallBody +
 // slots·maxBody however many hostile instances send huge bodies at once.
-const smallBody = 1 << 20
+const smallBody = 256 << 10
 
 // readBody reads resp's body, decoding gzip or deflate, and caps both the bytes on the wire
 // and the decoded bytes at limit. A Content-Length over the cap is refused before reading.
@@ -140,23 +140,30 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readCapped reads r to its end, at most limit bytes; more is ErrTooLarge. Its buffer never
-// grows beyond limit+1 bytes, and beyond smallBody only while holding a large-body slot.
+// readCapped reads r to its end, at most limit bytes; more is ErrTooLarge. It reads into
+// blocks of at most 64 KiB rather than a doubling buffer, so a body that turns out too large
+// leaves no trail of abandoned copies, and holds more than smallBody only with one of the
+// large-body slots. A body that fits is returned in one slice of its exact length.
 func readCapped(ctx context.Context, r io.Reader, limit int64, large chan struct{}) ([]byte, error) {
-	buf := make([]byte, 0, min(limit+1, 32<<10))
-	held := false
+	const block = 64 << 10
+	var (
+		blocks [][]byte
+		total  int64
+		held   bool
+	)
 	defer func() {
 		if held {
 			<-large
 		}
 	}()
+	cur := make([]byte, 0, min(limit+1, 8<<10))
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
+		if len(cur) == cap(cur) {
+			blocks = append(blocks, cur)
+			if total > limit {
 				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
 			}
-			next := min(int64(cap(buf))*2, limit+1)
-			if next > smallBody && !held && large != nil {
+			if total >= smallBody && !held && large != nil {
 				select {
 				case large <- struct{}{}:
 					held = true
@@ -164,20 +171,26 @@ func readCapped(ctx context.Context, r io.Reader, limit int64, large chan struct
 					return nil, &transportErr{ctx.Err()}
 				}
 			}
-			nb := make([]byte, len(buf), next)
-			copy(nb, buf)
-			buf = nb
+			cur = make([]byte, 0, min(int64(block), limit+1-total))
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := r.Read(cur[len(cur):cap(cur)])
+		cur = cur[:len(cur)+n]
+		total += int64(n)
 		if err == io.EOF {
-			if int64(len(buf)) > limit {
+			if total > limit {
 				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
 			}
-			return buf, nil
+			if len(blocks) == 0 {
+				return cur, nil
+			}
+			out := make([]byte, 0, total)
+			for _, b := range blocks {
+				out = append(out, b...)
+			}
+			return append(out, cur...), nil
 		}
 		if err != nil {
-			return buf, err
+			return nil, err
 		}
 	}
 }
