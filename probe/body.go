@@ -72,7 +72,11 @@ func readBody(ctx context.Context, resp *http.Response, limit int64, large chan 
 	body, err := readCapped(ctx, r, limit, large)
 	if err != nil {
 		err = wireErr(wire, err)
-		if r != io.Reader(wire) && !errors.Is(err, ErrTooLarge) && !isTransport(err) {
+		decoded := r != io.Reader(wire)
+		switch {
+		case decoded && errors.Is(err, ErrTooLarge) && !wire.over:
+			err = fmt.Errorf("%w: decoded from %s, more than %d bytes", ErrTooLarge, resp.Header.Get("Content-Encoding"), limit)
+		case decoded && !errors.Is(err, ErrTooLarge) && !isTransport(err):
 			err = fmt.Errorf("%w: %w", ErrEncoding, err)
 		}
 	}

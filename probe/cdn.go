@@ -57,13 +57,14 @@ func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 			continue
 		}
 		tr := &http.Transport{
-			Proxy:               http.ProxyFromEnvironment, // the CDN is public; corporate proxies apply
-			DialContext:         o.dial,
-			MaxIdleConns:        o.concurrency,
-			MaxIdleConnsPerHost: o.concurrency,
-			MaxConnsPerHost:     o.concurrency,
-			IdleConnTimeout:     30 * time.Second,
-			TLSHandshakeTimeout: o.timeout,
+			Proxy:                  http.ProxyFromEnvironment, // the CDN is public; corporate proxies apply
+			DialContext:            o.dial,
+			MaxIdleConns:           o.concurrency,
+			MaxIdleConnsPerHost:    o.concurrency,
+			MaxResponseHeaderBytes: maxHeaderBytes,
+			MaxConnsPerHost:        o.concurrency,
+			IdleConnTimeout:        30 * time.Second,
+			TLSHandshakeTimeout:    o.timeout,
 			// Bound the wait for headers too: a CDN that accepts and never answers must not
 			// hold a slot until the run's deadline.
 			ResponseHeaderTimeout: o.timeout,

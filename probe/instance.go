@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -137,16 +138,17 @@ func (p *Prober) newInstance(t model.Target) *instance {
 	o := &p.o
 	in := &instance{p: p, t: t, bodies: map[string]*response{}}
 	tr := &http.Transport{
-		Proxy:                 nil, // instances are dialled directly, never through a proxy
-		DialContext:           o.dial,
-		MaxIdleConns:          1,
-		MaxIdleConnsPerHost:   1,
-		MaxConnsPerHost:       1,
-		IdleConnTimeout:       o.timeout,
-		TLSHandshakeTimeout:   o.timeout,
-		ResponseHeaderTimeout: o.timeout,
-		ForceAttemptHTTP2:     false,
-		DisableCompression:    true, // we ask for and decode gzip/deflate ourselves, capped
+		Proxy:                  nil, // instances are dialled directly, never through a proxy
+		DialContext:            o.dial,
+		MaxIdleConns:           1,
+		MaxIdleConnsPerHost:    1,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		MaxConnsPerHost:        1,
+		IdleConnTimeout:        o.timeout,
+		TLSHandshakeTimeout:    o.timeout,
+		ResponseHeaderTimeout:  o.timeout,
+		ForceAttemptHTTP2:      false,
+		DisableCompression:     true, // we ask for and decode gzip/deflate ourselves, capped
 	}
 	if o.scheme == "https" {
 		tr.TLSClientConfig = in.tlsConfig()
@@ -304,13 +306,33 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	}
 	r.body = body
 	switch {
+	case bodyErr != nil && (errors.Is(bodyErr, ErrTooLarge) || errors.Is(bodyErr, ErrEncoding)):
+		r.err = fmt.Errorf("GET %s: %w", u, bodyErr)
 	case bodyErr != nil:
-		r.err = fmt.Errorf("reading %s: %w", u, bodyErr)
+		r.err = bodyErr
 	case err != nil:
 		r.err = describe(ctx, err, "GET "+u, st)
 	}
 	return r
 }
+
+// brokeOff says in plain words why a body broke off.
+func brokeOff(err error) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "cut short: fewer bytes than announced"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), strings.Contains(msg, "Client.Timeout"), strings.Contains(msg, "timeout"):
+		return "timed out while reading it"
+	case strings.Contains(msg, "connection reset"):
+		return "connection reset"
+	}
+	return msg
+}
+
+// maxHeaderBytes caps the response headers of instances and CDN origins alike (Go's default is
+// 10 MB, a lot of memory times the connections in flight).
+const maxHeaderBytes = 64 << 10
 
 // describe turns a client error into plain words naming the request ("GET http://...").
 func describe(ctx context.Context, err error, what string, st *tries) error {
@@ -388,7 +410,7 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 		return obs
 	case r.err != nil && !errors.Is(r.err, ErrTooLarge) && !errors.Is(r.err, ErrEncoding):
 		// The answer broke off (reset, truncated, deadline mid-body): nothing usable was said.
-		obs.Error = fmt.Sprintf("answered %d but the body broke off: %s", r.status, r.err)
+		obs.Error = fmt.Sprintf("GET %s answered %d but the body broke off (%s) after %d attempt(s)", obs.ManifestURL, r.status, brokeOff(r.err), obs.Attempts)
 		return obs
 	}
 	obs.Reached = true

@@ -171,3 +171,17 @@ func TestGzipManifestIsDecoded(t *testing.T) {
 		t.Errorf("Accept-Encoding %q", enc.Load())
 	}
 }
+
+func TestHugeHeadersAreRefused(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("X-Big", strings.Repeat("x", 1<<20))
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	o := probe.New(probe.WithBackoff(probe.NoWait, 0, 0)).Probe(context.Background(), []model.Target{{ID: "a", Address: strings.TrimPrefix(srv.URL, "http://")}})[0]
+	if o.Reached || !strings.Contains(o.Error, "headers exceeded") || requests.Load() != 1 {
+		t.Errorf("%d requests: %+v", requests.Load(), o)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -136,6 +137,8 @@ func Retryable(resp *http.Response, err error) bool {
 			return false
 		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect):
 			return false
+		case strings.Contains(err.Error(), "response headers exceeded"):
+			return false // the headers were over maxHeaderBytes: asking again gives the same
 		case errors.As(err, &certErr), errors.As(err, &verErr), errors.As(err, &unknown),
 			errors.As(err, &hostErr), errors.As(err, &invalErr):
 			return false

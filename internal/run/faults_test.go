@@ -167,9 +167,9 @@ func TestFaults(t *testing.T) {
 		{name: "refused", spec: testkit.Spec{Dead: true}, want: []string{"unreachable"}, requests: 0, dials: 4, msg: "connection refused"},
 		{name: "hanging accept", spec: testkit.Spec{HangAccept: true}, want: []string{"unreachable"}, requests: 0, dials: 4, msg: "timed out"},
 		{name: "hanging handler", spec: testkit.Spec{Hang: true}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "timed out"},
-		{name: "reset mid-body", spec: testkit.Spec{ResetMidBody: true}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "broke off"},
-		{name: "truncated body", spec: testkit.Spec{Truncate: true}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "broke off"},
-		{name: "slow drip", spec: testkit.Spec{Drip: 100 * time.Millisecond}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "broke off"},
+		{name: "reset mid-body", spec: testkit.Spec{ResetMidBody: true}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "connection reset"},
+		{name: "truncated body", spec: testkit.Spec{Truncate: true}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "cut short"},
+		{name: "slow drip", spec: testkit.Spec{Drip: 100 * time.Millisecond}, want: []string{"unreachable"}, requests: 4, dials: 4, msg: "timed out while reading"},
 		{name: "503 then 200", spec: testkit.Spec{FailFirst: 1}, want: nil, requests: 2, dials: -1},
 		{name: "always 503", spec: testkit.Spec{Status: 503}, want: []string{"unreachable"}, requests: 4, dials: -1, msg: "503"},
 		{name: "501 is not retried", spec: testkit.Spec{Status: 501}, want: []string{"unreachable"}, requests: 1, dials: 1, msg: "501"},
@@ -194,6 +194,10 @@ func TestFaults(t *testing.T) {
 		{
 			name: "untrusted certificate", spec: testkit.Spec{Cert: testkit.CertUntrusted}, wo: worldOpts{tls: true, caFile: true},
 			want: []string{"cert-invalid", "cert-mismatch"}, requests: 0, dials: 1, msg: "unknown authority",
+		},
+		{
+			name: "insecure_skip_verify accepts an untrusted certificate", spec: testkit.Spec{Cert: testkit.CertUntrusted},
+			wo:   worldOpts{tls: true, extra: "  tls: {insecure_skip_verify: true}\n"}, want: []string{"cert-mismatch"}, requests: 1, dials: 1,
 		},
 		{
 			name: "a different valid certificate", spec: testkit.Spec{Cert: testkit.CertOther}, wo: worldOpts{tls: true, caFile: true},
