@@ -197,7 +197,7 @@ func TestFaults(t *testing.T) {
 		},
 		{
 			name: "insecure_skip_verify accepts an untrusted certificate", spec: testkit.Spec{Cert: testkit.CertUntrusted},
-			wo:   worldOpts{tls: true, extra: "  tls: {insecure_skip_verify: true}\n"}, want: []string{"cert-mismatch"}, requests: 1, dials: 1,
+			wo: worldOpts{tls: true, extra: "  tls: {insecure_skip_verify: true}\n"}, want: []string{"cert-mismatch"}, requests: 1, dials: 1,
 		},
 		{
 			name: "a different valid certificate", spec: testkit.Spec{Cert: testkit.CertOther}, wo: worldOpts{tls: true, caFile: true},
