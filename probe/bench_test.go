@@ -24,8 +24,16 @@ import (
 //
 //	go test ./probe -run '^$' -bench Fleet -benchtime 3x
 func BenchmarkFleet(b *testing.B) {
-	for _, dead := range []int{0, 30} {
-		b.Run(fmt.Sprintf("dead=%d%%", dead), func(b *testing.B) {
+	for _, bc := range []struct {
+		dead     int
+		noBudget bool
+	}{{0, false}, {30, false}, {30, true}} {
+		dead := bc.dead
+		name := fmt.Sprintf("dead=%d%%", dead)
+		if bc.noBudget {
+			name += "/no-budget" // for comparison: what the budget saves
+		}
+		b.Run(name, func(b *testing.B) {
 			specs := make([]testkit.Spec, 1000)
 			for i := range specs {
 				specs[i].Dead = i%100 < dead
@@ -36,7 +44,11 @@ func BenchmarkFleet(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for range b.N {
-				p := probe.New() // a new budget per run, as each run has
+				opts := []probe.Option{} // a new budget per run, as each run has
+				if bc.noBudget {
+					opts = append(opts, probe.WithBudget(probe.NewBudget(1e9, 0)))
+				}
+				p := probe.New(opts...)
 				for _, o := range p.Probe(context.Background(), targets) {
 					if !o.Reached {
 						unreachable++
