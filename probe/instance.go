@@ -289,7 +289,7 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	)
 	req.SetResponseHandler(func(resp *http.Response) error {
 		read = true
-		body, bodyErr = readBody(ctx, resp, o.maxBody, in.p.large)
+		body, bodyErr = in.readIfUseful(ctx, resp)
 		resp.Body.Close()
 		return bodyErr
 	})
@@ -301,8 +301,8 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	}
 	defer resp.Body.Close()
 	r.status, r.header = resp.StatusCode, resp.Header
-	if !read { // the last of retryable answers (503 after retries): kept, read now
-		body, bodyErr = readBody(ctx, resp, o.maxBody, in.p.large)
+	if !read { // the last of retryable answers (503 after retries): kept, its status is what counts
+		body, bodyErr = in.readIfUseful(ctx, resp)
 	}
 	r.body = body
 	switch {
@@ -314,6 +314,16 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 		r.err = describe(ctx, err, "GET "+u, st)
 	}
 	return r
+}
+
+// readIfUseful reads a 2xx body (capped); other answers are judged by their status alone, so
+// of a hostile error page at most 4 KiB is read, to let the connection be reused.
+func (in *instance) readIfUseful(ctx context.Context, resp *http.Response) ([]byte, error) {
+	if resp.StatusCode/100 == 2 {
+		return readBody(ctx, resp, in.p.o.maxBody, in.p.large)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	return nil, nil
 }
 
 // brokeOff says in plain words why a body broke off.

@@ -185,3 +185,43 @@ func TestHugeHeadersAreRefused(t *testing.T) {
 		t.Errorf("%d requests: %+v", requests.Load(), o)
 	}
 }
+
+// TestErrorBodiesAreNotRead: the body of a final non-2xx answer is not read (beyond 4 KiB), so
+// a hostile error page of any size costs nothing.
+func TestErrorBodiesAreNotRead(t *testing.T) {
+	var requests, written atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.WriteHeader([]int{http.StatusNotFound, http.StatusServiceUnavailable}[requests.Load()%2])
+		chunk := make([]byte, 32<<10)
+		for range 10000 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			written.Add(int64(len(chunk)))
+		}
+	}))
+	defer srv.Close()
+	o := probe.New(probe.WithRetries(0)).Probe(context.Background(), []model.Target{{ID: "a", Address: strings.TrimPrefix(srv.URL, "http://")}})[0]
+	if o.Reached || !strings.Contains(o.Error, "503") || requests.Load() != 1 {
+		t.Errorf("%d requests: %+v", requests.Load(), o)
+	}
+	o = probe.New(probe.WithRetries(0)).Probe(context.Background(), []model.Target{{ID: "a", Address: strings.TrimPrefix(srv.URL, "http://")}})[0]
+	if !o.Reached || !strings.Contains(o.ManifestInvalid, "404") {
+		t.Errorf("%+v", o)
+	}
+	if w := written.Load(); w > 64<<20 {
+		t.Errorf("the server wrote %d MB of error pages: the client read them", w>>20)
+	}
+}
+
+// TestWrongSchemeIsNotRetried: probing https against an http instance is a configuration
+// mistake; asking again gives the same answer.
+func TestWrongSchemeIsNotRetried(t *testing.T) {
+	f := fleet(t, []testkit.Spec{{}})
+	p := probe.New(probe.WithScheme("https"), probe.WithBackoff(probe.NoWait, 0, 0))
+	o := p.Probe(context.Background(), f.Targets())[0]
+	if o.Reached || !strings.Contains(o.Error, "HTTP response to HTTPS client") || p.Requests() != 1 {
+		t.Errorf("%d requests: %+v", p.Requests(), o)
+	}
+}

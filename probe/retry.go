@@ -137,8 +137,10 @@ func Retryable(resp *http.Response, err error) bool {
 			return false
 		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect):
 			return false
-		case strings.Contains(err.Error(), "response headers exceeded"):
-			return false // the headers were over maxHeaderBytes: asking again gives the same
+		case strings.Contains(err.Error(), "response headers exceeded"), // over maxHeaderBytes
+			strings.Contains(err.Error(), "gave HTTP response to HTTPS client"),
+			strings.Contains(err.Error(), "does not look like a TLS handshake"):
+			return false // asking again gives the same answer
 		case errors.As(err, &certErr), errors.As(err, &verErr), errors.As(err, &unknown),
 			errors.As(err, &hostErr), errors.As(err, &invalErr):
 			return false
