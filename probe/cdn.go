@@ -72,11 +72,13 @@ func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 			ForceAttemptHTTP2:     true,
 			DisableCompression:    true,
 		}
-		ct := &countingTransport{next: tr, counters: []*atomic.Int64{&c.requests}, onlyHost: key}
+		ct := &countingTransport{next: tr, counters: []*atomic.Int64{&c.requests}, onlyHost: key, timeout: o.timeout}
 		if o.rate > 0 {
 			ct.limiter = rate.NewLimiter(rate.Limit(o.rate), max(1, int(o.rate)))
 		}
-		hc := &http.Client{Transport: ct, Timeout: o.timeout, CheckRedirect: c.redirects}
+		// The per-request timeout is the transport's (see countingTransport), so time spent
+		// waiting for the rate limiter does not count against it.
+		hc := &http.Client{Transport: ct, CheckRedirect: c.redirects}
 		c.hosts[key] = &cdnHost{tr: tr, client: retryClient(hc, &o)}
 	}
 	return c, nil

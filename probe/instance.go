@@ -210,12 +210,21 @@ func (in *instance) tlsConfig() *tls.Config {
 
 // countingTransport counts every request it sends, waits for a rate limiter when set, and
 // refuses any request to a host other than onlyHost (defence in depth behind CDN.Resolve).
+// With timeout set, each request gets that long from the moment it is sent (after the rate
+// limiter let it go) until its body is closed: time queued behind the limiter is not held
+// against the request, and a request that would only be sent after the run's deadline is not
+// sent at all.
 type countingTransport struct {
 	next     http.RoundTripper
 	counters []*atomic.Int64
 	limiter  *rate.Limiter
 	onlyHost string
+	timeout  time.Duration
 }
+
+// errRateDeadline is the error of a request the rate limiter would only release after the
+// run's deadline.
+var errRateDeadline = errors.New("not sent: the rate limit would not release it before the run's deadline")
 
 func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.onlyHost != "" && req.URL.Scheme+"://"+req.URL.Host != c.onlyHost {
@@ -223,13 +232,38 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	if c.limiter != nil {
 		if err := c.limiter.Wait(req.Context()); err != nil {
-			return nil, err
+			if req.Context().Err() != nil {
+				return nil, req.Context().Err()
+			}
+			return nil, errRateDeadline
 		}
 	}
 	for _, n := range c.counters {
 		n.Add(1)
 	}
-	return c.next.RoundTrip(req)
+	if c.timeout <= 0 {
+		return c.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), c.timeout)
+	resp, err := c.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a request's own timeout when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // sameHostRedirects follows redirects on the same host and scheme for at most 5 requests in

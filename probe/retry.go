@@ -135,7 +135,7 @@ func Retryable(resp *http.Response, err error) bool {
 		switch {
 		case errors.Is(err, context.Canceled):
 			return false
-		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect):
+		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect), errors.Is(err, errRateDeadline):
 			return false
 		case strings.Contains(err.Error(), "response headers exceeded"), // over maxHeaderBytes
 			strings.Contains(err.Error(), "gave HTTP response to HTTPS client"),
