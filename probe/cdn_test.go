@@ -156,3 +156,40 @@ func TestCDNRateLimit(t *testing.T) {
 		t.Errorf("%d requests, %d ok, %d unchecked; want 8..11 requests at 5/s in 1s", n, ok, unchecked)
 	}
 }
+
+// TestOneBadOriginKeepsOthersAlive: go-retryablehttp closes its client's idle connections
+// whenever a request fails with an error. With one transport per origin host, a dead primary
+// does not make the replica's idle connections (idle while the rate limiter spaces requests)
+// be dropped and redialled asset after asset.
+func TestOneBadOriginKeepsOthersAlive(t *testing.T) {
+	paths := make([]string, 30)
+	for i := range paths {
+		paths[i] = "/k" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ".js"
+	}
+	replica := startCDN(t, paths...)
+	dead := startCDN(t)
+	dead.Close() // nothing listens there any more
+	rd := &recordingDialer{}
+	c, err := probe.NewCDN([]string{dead.URL, replica.URL}, probe.WithConcurrency(2), probe.WithRetries(0),
+		probe.WithRate(20), probe.WithDialer(rd.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := c.Check(context.Background(), assetsOf(paths...))
+	for _, p := range paths {
+		if s := res.Checks[p].State; s != model.AssetDegraded {
+			t.Fatalf("%s: %s", p, s)
+		}
+	}
+	replicaAddr := strings.TrimSuffix(strings.TrimPrefix(replica.URL, "http://"), "/store/")
+	n := 0
+	for _, a := range rd.dialled() {
+		if a == replicaAddr {
+			n++
+		}
+	}
+	if n > 4 {
+		t.Errorf("the replica was dialled %d times for %d assets at concurrency 2: its connections were dropped", n, len(paths))
+	}
+}

@@ -191,7 +191,11 @@ func (in *instance) tlsConfig() *tls.Config {
 		for _, c := range cs.PeerCertificates[1:] {
 			inter.AddCert(c)
 		}
-		_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name, Intermediates: inter})
+		vo := x509.VerifyOptions{Roots: roots, DNSName: name, Intermediates: inter}
+		if tc.Time != nil {
+			vo.CurrentTime = tc.Time()
+		}
+		_, err := leaf.Verify(vo)
 		if insecure {
 			err = nil
 		}
@@ -252,6 +256,14 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// CloseIdleConnections forwards to the wrapped transport: go-retryablehttp calls it after a
+// request fails with an error, which is why every origin has a transport of its own.
+func (c *countingTransport) CloseIdleConnections() {
+	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // cancelOnClose ends a request's own timeout when its body is closed.
