@@ -98,7 +98,7 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	popts = append(popts, o.Probe...)
 	// Probing stops a little before the deadline, so the report of what was seen is judged
 	// and written by it.
-	pctx, cancel := context.WithDeadlineCause(ctx, reserve(ctx, now()), context.DeadlineExceeded)
+	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, now()))
 	defer cancel()
 	obs := probe.New(popts...).Probe(pctx, targets)
 
