@@ -392,8 +392,14 @@ const maxHeaderBytes = 64 << 10
 
 // describe turns a client error into plain words naming the request ("GET http://...").
 func describe(ctx context.Context, err error, what string, st *tries) error {
-	if st != nil && st.lastStatus != 0 && ctx.Err() != nil {
-		return fmt.Errorf("%s: answered %d, then %s before a retry", what, st.lastStatus, deadlineWords(ctx))
+	if ctx.Err() != nil {
+		if st != nil && st.lastStatus != 0 {
+			return fmt.Errorf("%s: answered %d, then %s before a retry", what, st.lastStatus, deadlineWords(ctx))
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &wordsErr{msg: what + ": no answer by the run's deadline", err: err}
+		}
+		return &wordsErr{msg: what + ": the run was cancelled", err: err}
 	}
 	err = cleanErr(err, what)
 	if st != nil && st.n > 1 {

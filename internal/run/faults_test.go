@@ -258,6 +258,9 @@ func TestRunEndsByItsDeadline(t *testing.T) {
 			t.Errorf("%s: %v", id, k)
 		}
 	}
+	if n := strings.Count(findingsText(rep), "no answer by the run's deadline"); n != 2 {
+		t.Errorf("%d findings say the deadline passed, want 2 (web-1, web-2):\n%s", n, findingsText(rep))
+	}
 }
 
 // TestUntrustedFleet: without probe.tls.ca_file, every certificate of a private CA fails
