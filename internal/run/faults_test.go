@@ -288,3 +288,45 @@ func TestUntrustedFleet(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasEndToEnd: a primary failing with 503 on one asset while the replica serves it is
+// asset-degraded (a warning), not asset-missing; an asset the replica lacks is
+// asset-replica-missing; each unique URL is asked once per origin (plus one retry of the 503).
+func TestReplicasEndToEnd(t *testing.T) {
+	w := startWorld(t, []testkit.Spec{{ID: "web-1"}, {ID: "web-2"}}, worldOpts{retries: 1})
+	replica, err := testkit.StartCDN("/mirror/", w.build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Close()
+	failing, lagging := w.build.Assets[0], w.build.Assets[1]
+	w.cdn.Fail(failing, 503)
+	replica.Remove(lagging)
+	w.cfg.CDN.BaseURLs = append(w.cfg.CDN.BaseURLs, replica.URL)
+	rep := w.verify(t, 10*time.Second)
+	byKind := map[model.Kind][]model.Finding{}
+	for _, f := range rep.Findings {
+		byKind[f.Kind] = append(byKind[f.Kind], f)
+	}
+	if d := byKind[model.KindAssetDegraded]; len(d) != 1 || !strings.HasSuffix(d[0].URL, failing) || !slices.Equal(d[0].Instances, []string{"web-1", "web-2"}) {
+		t.Errorf("asset-degraded: %+v", d)
+	}
+	if r := byKind[model.KindAssetReplicaMissing]; len(r) != 1 || !strings.HasPrefix(r[0].URL, replica.URL) || !strings.HasSuffix(r[0].URL, lagging) {
+		t.Errorf("asset-replica-missing: %+v", r)
+	}
+	if len(byKind[model.KindAssetMissing]) != 0 || len(byKind[model.KindAssetUnchecked]) != 0 || rep.Verdict != "warn" {
+		t.Errorf("verdict %s:\n%s", rep.Verdict, findingsText(rep))
+	}
+	for _, a := range w.build.Assets {
+		want := 1
+		if a == failing {
+			want = 2
+		}
+		if n := w.cdn.Hits(a); n != want {
+			t.Errorf("%s asked %d times on the primary, want %d", a, n, want)
+		}
+		if n := replica.Hits(a); n != 1 {
+			t.Errorf("%s asked %d times on the replica, want 1", a, n)
+		}
+	}
+}
