@@ -93,7 +93,7 @@ func startWorld(t *testing.T, specs []testkit.Spec, wo worldOpts) *world {
 	}
 	t.Cleanup(f.Close)
 	if wo.timeout == "" {
-		wo.timeout = "1s"
+		wo.timeout = "2s"
 	}
 	if wo.retries == 0 {
 		wo.retries = 3
@@ -120,6 +120,10 @@ func startWorld(t *testing.T, specs []testkit.Spec, wo worldOpts) *world {
 	return &world{fleet: f, cdn: cdn, build: b, cfg: cfg, dials: newDialLog()}
 }
 
+// slack is how late a run may end after its deadline in these tests: they share a small
+// machine with other jobs, and the runtime needs a moment to unwind.
+const slack = 500 * time.Millisecond
+
 // verify runs polygraph over the world with fast backoff and a deadline, and checks the run
 // ended by it (plus a small slack), the only timed assertion.
 func (w *world) verify(t *testing.T, deadline time.Duration, opts ...probe.Option) *model.Report {
@@ -129,7 +133,7 @@ func (w *world) verify(t *testing.T, deadline time.Duration, opts ...probe.Optio
 	start := time.Now()
 	popts := append([]probe.Option{probe.WithBackoff(probe.NoWait, 0, 0), probe.WithDialer(w.dials.dial)}, opts...)
 	rep, err := run.Verify(ctx, w.cfg, run.Options{Probe: popts})
-	if took := time.Since(start); took > deadline+250*time.Millisecond {
+	if took := time.Since(start); took > deadline+slack {
 		t.Errorf("the run took %s, past its deadline of %s", took, deadline)
 	}
 	if rep == nil {
@@ -214,7 +218,7 @@ func TestFaults(t *testing.T) {
 			specs := []testkit.Spec{{ID: "web-1"}, tc.spec, {ID: "web-3"}}
 			specs[1].ID = "web-2"
 			w := startWorld(t, specs, tc.wo)
-			rep := w.verify(t, 10*time.Second, tc.opts...)
+			rep := w.verify(t, 15*time.Second, tc.opts...)
 			got := kinds(rep, "web-2")
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("findings about web-2: %v, want %v\n%s", got, tc.want, findingsText(rep))
@@ -303,7 +307,7 @@ func TestReplicasEndToEnd(t *testing.T) {
 	w.cdn.Fail(failing, 503)
 	replica.Remove(lagging)
 	w.cfg.CDN.BaseURLs = append(w.cfg.CDN.BaseURLs, replica.URL)
-	rep := w.verify(t, 10*time.Second)
+	rep := w.verify(t, 15*time.Second)
 	byKind := map[model.Kind][]model.Finding{}
 	for _, f := range rep.Findings {
 		byKind[f.Kind] = append(byKind[f.Kind], f)

@@ -112,6 +112,7 @@ func streamBody(w http.ResponseWriter, r *http.Request, n int64, chunked bool, d
 }
 
 var (
+	bombs     sync.Map // decoded size -> stream
 	bombOnce  sync.Once
 	bombBlock []byte // one gzip member holding 1 MiB of spaces
 )
@@ -121,13 +122,17 @@ var (
 // allows several; readers decode them as one stream), so it costs no compression per size.
 func gzipBomb(n int64) []byte {
 	bombOnce.Do(func() { bombBlock = gzipBytes(bytes.Repeat([]byte(" "), 1<<20)) })
+	if b, ok := bombs.Load(n); ok {
+		return b.([]byte)
+	}
 	var buf bytes.Buffer
 	buf.Write(gzipBytes([]byte(`{"files": {}`)))
 	for left := n; left > 1<<20; left -= 1 << 20 {
 		buf.Write(bombBlock)
 	}
 	buf.Write(gzipBytes([]byte("}")))
-	return buf.Bytes()
+	b, _ := bombs.LoadOrStore(n, buf.Bytes())
+	return b.([]byte)
 }
 
 func gzipBytes(b []byte) []byte {

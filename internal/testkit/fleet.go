@@ -187,6 +187,11 @@ func StartFleetWith(specs []Spec, fo FleetOptions) (*Fleet, error) {
 		f.CAPool = x509.NewCertPool()
 		f.CAPool.AddCert(certs.ca.cert)
 	}
+	for _, in := range f.Instances {
+		if in.GzipBomb > 0 {
+			gzipBomb(in.GzipBomb) // compress before serving, not on the first request's clock
+		}
+	}
 	for i, in := range f.Instances {
 		ln := lns[i]
 		switch {
