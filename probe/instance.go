@@ -394,7 +394,7 @@ const maxHeaderBytes = 64 << 10
 func describe(ctx context.Context, err error, what string, st *tries) error {
 	if ctx.Err() != nil {
 		if st != nil && st.lastStatus != 0 {
-			return fmt.Errorf("%s: answered %d, then %s before a retry", what, st.lastStatus, deadlineWords(ctx))
+			return &wordsErr{msg: fmt.Sprintf("%s: answered %d, then %s before a usable answer", what, st.lastStatus, deadlineWords(ctx)), err: err}
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return &wordsErr{msg: what + ": no answer by the run's deadline", err: err}
