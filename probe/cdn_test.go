@@ -3,7 +3,9 @@ package probe_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,5 +184,43 @@ func TestOneBadOriginKeepsOthersAlive(t *testing.T) {
 	}
 	if n > 4 {
 		t.Errorf("the replica was dialled %d times for %d assets at concurrency 2: its connections were dropped", n, len(paths))
+	}
+}
+
+// TestCDNRedirectsStayOnTheBase: a CDN redirect is followed only onto a base URL of the same
+// origin; a redirect elsewhere (another host, or outside the base path) is not followed.
+func TestCDNRedirectsStayOnTheBase(t *testing.T) {
+	var other, origin atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { other.Add(1) }))
+	defer elsewhere.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin.Add(1)
+		switch r.URL.Path {
+		case "/store/away.js":
+			http.Redirect(w, r, elsewhere.URL+"/store/away.js", http.StatusFound)
+		case "/store/up.js":
+			http.Redirect(w, r, "/admin/up.js", http.StatusFound)
+		case "/store/moved.js":
+			http.Redirect(w, r, "/store/v2/moved.js", http.StatusMovedPermanently)
+		case "/store/v2/moved.js":
+			w.WriteHeader(http.StatusOK)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c, err := probe.NewCDN([]string{srv.URL + "/store/"}, probe.WithBackoff(probe.NoWait, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := c.Check(context.Background(), assetsOf("/away.js", "/up.js", "/moved.js"))
+	for ref, want := range map[string]model.AssetState{"/away.js": model.AssetUnchecked, "/up.js": model.AssetUnchecked, "/moved.js": model.AssetOK} {
+		if got := res.Checks[ref].State; got != want {
+			t.Errorf("%s: %s, want %s (%+v)", ref, got, want, res.Checks[ref].Primary)
+		}
+	}
+	if other.Load() != 0 || origin.Load() != 4 {
+		t.Errorf("elsewhere saw %d requests, the origin %d (want 0 and 4)", other.Load(), origin.Load())
 	}
 }
