@@ -16,6 +16,23 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
+// What go-retryablehttp v0.7.8 does, and why this file looks the way it does:
+//
+//   - DefaultBackoff is exponential without jitter, and honours Retry-After on 429/503 without
+//     any cap: we use FullJitter and withRetryAfter (capped).
+//   - DefaultRetryPolicy answers (true, "unexpected HTTP status") for 5xx: a wrapper that gives
+//     up on any error from it never retries a 503. Retryable is our own policy.
+//   - CheckRetry is consulted before RetryMax: the last attempt must not take from the budget.
+//   - Backoff receives the attempt number from 0 for the first retry.
+//   - A response that will be retried is drained (up to 4 KiB) and closed; when retries run out
+//     the default ErrorHandler drains and drops the last response too: we use
+//     PassthroughErrorHandler and keep it. If the context ends during a backoff wait, Do returns
+//     (nil, ctx.Err()): the last status is kept in the request's tries via ResponseLogHook.
+//   - After a request fails with an error, it calls HTTPClient.CloseIdleConnections: every
+//     origin has its own transport, so one bad host cannot drop another's connections.
+//   - A response handler (Request.SetResponseHandler) runs inside the retry loop: we read bodies
+//     there, so a body that breaks off is retried like a connection error.
+
 // Backoff computes the wait before a retry. attemptNum counts from 0 for the first retry, as
 // go-retryablehttp passes it; resp is the response that is being retried (nil after a
 // connection error). It is the same function type as go-retryablehttp's, so any of its
