@@ -20,8 +20,10 @@ import (
 //
 //   - DefaultBackoff is exponential without jitter, and honours Retry-After on 429/503 without
 //     any cap: we use FullJitter and withRetryAfter (capped).
-//   - DefaultRetryPolicy answers (true, "unexpected HTTP status") for 5xx: a wrapper that gives
-//     up on any error from it never retries a 503. Retryable is our own policy.
+//   - DefaultRetryPolicy retries 429, 5xx but 501 and connection errors except certificate,
+//     scheme, header and redirect-limit errors (matched on message text); it cannot know our
+//     own permanent errors (a body over its cap, an undecodable encoding, oversized headers, a
+//     request the rate limiter would hold past the deadline), so Retryable is our own policy.
 //   - CheckRetry is consulted before RetryMax: the last attempt must not take from the budget.
 //   - Backoff receives the attempt number from 0 for the first retry.
 //   - A response that will be retried is drained (up to 4 KiB) and closed; when retries run out
