@@ -18,6 +18,7 @@ import (
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
+	"github.com/polygraph-dev/polygraph/registry"
 )
 
 // dialLog records every dial per address and refuses anything outside 127.0.0.0/8: tests send
@@ -99,7 +100,7 @@ func startWorld(t *testing.T, specs []testkit.Spec, wo worldOpts) *world {
 		wo.retries = 3
 	}
 	var y strings.Builder
-	y.WriteString("release:\n  image: registry.example.com/store-web:v1\nfleet:\n  static:\n")
+	y.WriteString("release:\n  version: v1\nfleet:\n  static:\n")
 	for _, in := range f.Instances {
 		fmt.Fprintf(&y, "    - {id: %s, address: %q}\n", in.ID, in.Address)
 	}
@@ -132,7 +133,7 @@ func (w *world) verify(t *testing.T, deadline time.Duration, opts ...probe.Optio
 	defer cancel()
 	start := time.Now()
 	popts := append([]probe.Option{probe.WithBackoff(probe.NoWait, 0, 0), probe.WithDialer(w.dials.dial)}, opts...)
-	rep, err := run.Verify(ctx, w.cfg, run.Options{Probe: popts})
+	rep, err := run.Verify(ctx, w.cfg, run.Options{Probe: popts, Registry: loopbackRegistry})
 	if took := time.Since(start); took > deadline+slack {
 		t.Errorf("the run took %s, past its deadline of %s", took, deadline)
 	}
@@ -274,7 +275,7 @@ func TestUntrustedFleet(t *testing.T) {
 	w := startWorld(t, []testkit.Spec{{ID: "web-1"}, {ID: "web-2"}}, worldOpts{tls: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rep, err := run.Verify(ctx, w.cfg, run.Options{Probe: []probe.Option{probe.WithBackoff(probe.NoWait, 0, 0), probe.WithDialer(w.dials.dial)}})
+	rep, err := run.Verify(ctx, w.cfg, run.Options{Probe: []probe.Option{probe.WithBackoff(probe.NoWait, 0, 0), probe.WithDialer(w.dials.dial)}, Registry: loopbackRegistry})
 	if err != nil || rep == nil {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -334,3 +335,6 @@ func TestReplicasEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// loopbackRegistry keeps any registry traffic of these tests on loopback.
+var loopbackRegistry = []registry.Option{registry.WithTransport(testkit.LoopbackTransport()), registry.WithCacheDir("")}
