@@ -44,6 +44,7 @@ func main() {
 	flag.IntVar(&wl.CDNConcurrency, "cdn-concurrency", wl.CDNConcurrency, "CDN requests at once")
 	flag.DurationVar(&wl.Latency, "latency", wl.Latency, "latency added to every instance answer")
 	keep := flag.Bool("keep", false, "keep the temporary directory (binaries, config, reports)")
+	polygraphBin := flag.String("polygraph", "", "polygraph binary to measure (default: built from ./cmd/polygraph), to compare a change")
 	flag.Parse()
 	if *serve {
 		if err := bench.Serve(wl, *dir, os.Stdin, os.Stdout); err != nil {
@@ -52,7 +53,7 @@ func main() {
 		}
 		return
 	}
-	if err := benchmark(wl, *runs, *keep); err != nil {
+	if err := benchmark(wl, *runs, *keep, *polygraphBin); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetbench:", err)
 		os.Exit(1)
 	}
@@ -64,7 +65,7 @@ type sample struct {
 	rss  int64 // bytes
 }
 
-func benchmark(wl bench.Workload, runs int, keep bool) error {
+func benchmark(wl bench.Workload, runs int, keep bool, polygraphBin string) error {
 	if err := bench.RaiseNoFile(); err != nil {
 		return err
 	}
@@ -82,7 +83,14 @@ func benchmark(wl bench.Workload, runs int, keep bool) error {
 		return err
 	}
 	polygraph, fetcher := filepath.Join(tmp, "polygraph"), filepath.Join(tmp, "fetcher")
-	for bin, pkg := range map[string]string{polygraph: "./cmd/polygraph", fetcher: "./bench/fetcher"} {
+	builds := map[string]string{polygraph: "./cmd/polygraph", fetcher: "./bench/fetcher"}
+	if polygraphBin != "" {
+		delete(builds, polygraph)
+		if polygraph, err = filepath.Abs(polygraphBin); err != nil {
+			return err
+		}
+	}
+	for bin, pkg := range builds {
 		build := exec.Command("go", "build", "-o", bin, pkg)
 		build.Dir, build.Stderr = root, os.Stderr
 		if err := build.Run(); err != nil {
