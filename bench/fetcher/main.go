@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ func main() {
 	flag.IntVar(&c.Concurrency, "concurrency", 128, "instances fetched at once")
 	flag.IntVar(&c.CDNConcurrency, "cdn-concurrency", 32, "CDN requests at once")
 	flag.DurationVar(&c.Timeout, "timeout", 5*time.Second, "per request")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
 	flag.Parse()
 	// 128 connections at a time fit in 1,024 files, but the benchmark asks every process to
 	// raise its soft limit to the hard one.
@@ -38,6 +40,16 @@ func main() {
 		os.Exit(2)
 	}
 	c.Targets = strings.Fields(string(data))
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fetcher:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	res := fetch.Run(context.Background(), c)
 	json.NewEncoder(os.Stdout).Encode(res)
 }
