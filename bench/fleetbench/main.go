@@ -62,7 +62,8 @@ func main() {
 // sample is one measured run of one program.
 type sample struct {
 	wall time.Duration
-	rss  int64 // bytes
+	cpu  time.Duration // user + system
+	rss  int64         // bytes
 }
 
 func benchmark(wl bench.Workload, runs int, keep bool, polygraphBin string) error {
@@ -137,7 +138,7 @@ func benchmark(wl bench.Workload, runs int, keep bool, polygraphBin string) erro
 			if err != nil {
 				return fmt.Errorf("run %d of %s: %w", i+1, prog, err)
 			}
-			fmt.Printf("run %d %-9s %7.2fs %7.1f MiB\n", i+1, prog, s.wall.Seconds(), mib(s.rss))
+			fmt.Printf("run %d %-9s %7.2fs wall %7.2fs CPU %7.1f MiB\n", i+1, prog, s.wall.Seconds(), s.cpu.Seconds(), mib(s.rss))
 		}
 	}
 	fmt.Printf("\nload average before: %s, after: %s (other work on the machine skews the figures)\n\n", loadBefore, loadAvg())
@@ -204,7 +205,7 @@ func runPolygraph(bin string, r bench.Ready, reportFile string) (sample, error) 
 	return s, nil
 }
 
-// measure runs cmd and returns its wall time (start to exit) and peak RSS.
+// measure runs cmd and returns its wall time (start to exit), CPU time and peak RSS.
 func measure(cmd *exec.Cmd) (sample, error) {
 	start := time.Now()
 	err := cmd.Run()
@@ -212,36 +213,40 @@ func measure(cmd *exec.Cmd) (sample, error) {
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			s.rss = ru.Maxrss * 1024 // kilobytes on Linux
+			s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	return s, err
 }
 
 func report(fs, ps []sample) {
-	fw, fr := stats(fs)
-	pw, pr := stats(ps)
+	fw, fc, fr := stats(fs)
+	pw, pc, pr := stats(ps)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "program\twall min\twall median\tpeak RSS min\tpeak RSS median\t")
-	fmt.Fprintf(tw, "fetcher\t%.2fs\t%.2fs\t%.1f MiB\t%.1f MiB\t\n", fw[0].Seconds(), fw[1].Seconds(), mib(fr[0]), mib(fr[1]))
-	fmt.Fprintf(tw, "polygraph\t%.2fs\t%.2fs\t%.1f MiB\t%.1f MiB\t\n", pw[0].Seconds(), pw[1].Seconds(), mib(pr[0]), mib(pr[1]))
+	fmt.Fprintln(tw, "program\twall min\twall median\tCPU median\tpeak RSS min\tpeak RSS median\t")
+	fmt.Fprintf(tw, "fetcher\t%.2fs\t%.2fs\t%.2fs\t%.1f MiB\t%.1f MiB\t\n", fw[0].Seconds(), fw[1].Seconds(), fc.Seconds(), mib(fr[0]), mib(fr[1]))
+	fmt.Fprintf(tw, "polygraph\t%.2fs\t%.2fs\t%.2fs\t%.1f MiB\t%.1f MiB\t\n", pw[0].Seconds(), pw[1].Seconds(), pc.Seconds(), mib(pr[0]), mib(pr[1]))
 	wallRatio, rssRatio := float64(pw[1])/float64(fw[1]), float64(pr[1])/float64(fr[1])
-	fmt.Fprintf(tw, "polygraph / fetcher\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t\n",
-		float64(pw[0])/float64(fw[0]), wallRatio, float64(pr[0])/float64(fr[0]), rssRatio)
+	fmt.Fprintf(tw, "polygraph / fetcher\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t\n",
+		float64(pw[0])/float64(fw[0]), wallRatio, float64(pc)/float64(fc), float64(pr[0])/float64(fr[0]), rssRatio)
 	tw.Flush()
 	fmt.Printf("\nwall time (median): %.2fx, target <= %.2fx: %s\n", wallRatio, wallTarget, verdict(wallRatio <= wallTarget))
 	fmt.Printf("peak RSS (median):  %.2fx, target <= %.2fx: %s\n", rssRatio, rssTarget, verdict(rssRatio <= rssTarget))
 }
 
-// stats returns the min and median wall times and RSS.
-func stats(ss []sample) (wall [2]time.Duration, rss [2]int64) {
+// stats returns the min and median wall times, the median CPU time, and the min and median
+// RSS.
+func stats(ss []sample) (wall [2]time.Duration, cpu time.Duration, rss [2]int64) {
 	w := make([]time.Duration, len(ss))
+	c := make([]time.Duration, len(ss))
 	r := make([]int64, len(ss))
 	for i, s := range ss {
-		w[i], r[i] = s.wall, s.rss
+		w[i], c[i], r[i] = s.wall, s.cpu, s.rss
 	}
 	slices.Sort(w)
+	slices.Sort(c)
 	slices.Sort(r)
-	return [2]time.Duration{w[0], median(w)}, [2]int64{r[0], median(r)}
+	return [2]time.Duration{w[0], median(w)}, median(c), [2]int64{r[0], median(r)}
 }
 
 func median[T time.Duration | int64](xs []T) T {
