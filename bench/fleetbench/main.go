@@ -53,6 +53,10 @@ func main() {
 		}
 		return
 	}
+	if *runs < 1 || wl.Instances < 1 {
+		fmt.Fprintln(os.Stderr, "fleetbench: -runs and -instances must be at least 1")
+		os.Exit(2)
+	}
 	if err := benchmark(wl, *runs, *keep, *polygraphBin); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetbench:", err)
 		os.Exit(1)
