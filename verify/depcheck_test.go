@@ -14,7 +14,7 @@ func TestImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]bool{
-		"encoding/json": true, "encoding/xml": true, "fmt": true, "io": true, "sort": true, "strings": true, "time": true,
+		"bufio": true, "bytes": true, "encoding/json": true, "encoding/xml": true, "fmt": true, "io": true, "sort": true, "strings": true, "time": true,
 		"github.com/polygraph-dev/polygraph/model": true,
 	}
 	for _, imp := range pkg.Imports {
