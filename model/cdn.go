@@ -13,6 +13,7 @@ const (
 
 // OriginCheck is the answer of one origin (the primary or a replica) for one asset.
 type OriginCheck struct {
+	// URL is the URL asked; it is kept only for answers a report names (not OK).
 	URL    string     `json:"url"`
 	Status int        `json:"status,omitempty"`
 	State  AssetState `json:"state"`
@@ -30,6 +31,14 @@ type AssetCheck struct {
 	IntegrityError string
 	// Integrity is the hash the bytes were checked against.
 	Integrity string
+}
+
+// Origin returns the answer of origin slot: 0 is the primary, 1.. the replicas.
+func (c *AssetCheck) Origin(slot int) *OriginCheck {
+	if slot == 0 {
+		return &c.Primary
+	}
+	return &c.Replicas[slot-1]
 }
 
 // CDNResult is the outcome of checking every unique asset of a run.

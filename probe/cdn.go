@@ -186,14 +186,14 @@ func (c *CDN) Resolve(ref string) ([]string, string) {
 
 type cdnJob struct {
 	check *model.AssetCheck
-	url   string
-	slot  int // -1 primary, else replica index
+	slot  int // 0 primary, else replica index + 1
 }
 
 // Check checks every unique asset. Assets that cannot be resolved onto a base are counted as
-// skipped and never requested.
+// skipped and never requested. To keep a large run lean, URLs are resolved again by the worker
+// that requests them and kept only for answers the report will name (not OK).
 func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult {
-	res := &model.CDNResult{Checks: map[string]*model.AssetCheck{}}
+	res := &model.CDNResult{Checks: make(map[string]*model.AssetCheck, len(assets))}
 	byHost := map[string][]cdnJob{}
 	seenSkip := map[string]bool{}
 	for _, a := range assets {
@@ -207,33 +207,34 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 			c.o.logger.Debug("asset skipped", "ref", a.Ref, "reason", reason)
 			continue
 		}
-		ac := &model.AssetCheck{Ref: a.Ref, Integrity: a.Integrity, Primary: model.OriginCheck{URL: urls[0]}}
+		ac := &model.AssetCheck{Ref: a.Ref, Integrity: a.Integrity}
 		res.Checks[a.Ref] = ac
-		byHost[hostKey(c.bases[0])] = append(byHost[hostKey(c.bases[0])], cdnJob{check: ac, url: urls[0], slot: -1})
+		n := 1
 		if c.o.replicas {
-			ac.Replicas = make([]model.OriginCheck, len(urls)-1)
-			for i, u := range urls[1:] {
-				ac.Replicas[i].URL = u
-				byHost[hostKey(c.bases[i+1])] = append(byHost[hostKey(c.bases[i+1])], cdnJob{check: ac, url: u, slot: i})
-			}
+			n = len(urls)
+			ac.Replicas = make([]model.OriginCheck, n-1)
+		}
+		for slot := range n {
+			key := hostKey(c.bases[slot])
+			byHost[key] = append(byHost[key], cdnJob{check: ac, slot: slot})
 		}
 	}
 	var wg sync.WaitGroup
 	for key, jobs := range byHost {
 		h := c.hosts[key]
-		sort.Slice(jobs, func(i, j int) bool { return jobs[i].url < jobs[j].url })
+		sort.Slice(jobs, func(i, j int) bool { return jobs[i].check.Ref < jobs[j].check.Ref })
 		work := make(chan cdnJob)
 		for range min(c.o.concurrency, len(jobs)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for j := range work {
-					oc := c.head(ctx, h, j.url)
-					if j.slot < 0 {
-						j.check.Primary = oc
-					} else {
-						j.check.Replicas[j.slot] = oc
+					urls, _ := c.Resolve(j.check.Ref)
+					oc := c.head(ctx, h, urls[j.slot])
+					if oc.State == model.AssetOK && j.check.Integrity == "" {
+						oc.URL = ""
 					}
+					*j.check.Origin(j.slot) = oc
 				}
 			}()
 		}
@@ -252,12 +253,10 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	}
 	wg.Wait()
 	for _, ac := range res.Checks {
-		if ac.Primary.State == "" {
-			ac.Primary = model.OriginCheck{URL: ac.Primary.URL, State: model.AssetUnchecked, Error: "not checked: " + deadlineWords(ctx)}
-		}
-		for i := range ac.Replicas {
-			if ac.Replicas[i].State == "" {
-				ac.Replicas[i] = model.OriginCheck{URL: ac.Replicas[i].URL, State: model.AssetUnchecked, Error: "not checked: " + deadlineWords(ctx)}
+		for slot := range 1 + len(ac.Replicas) {
+			if oc := ac.Origin(slot); oc.State == "" {
+				urls, _ := c.Resolve(ac.Ref)
+				*oc = model.OriginCheck{URL: urls[slot], State: model.AssetUnchecked, Error: "not checked: " + deadlineWords(ctx)}
 			}
 		}
 		ac.State = combine(ac)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -60,7 +61,7 @@ func verifyAction(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
-	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Progress: progressBar(c.App.ErrWriter, g)})
+	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g), Discovered: softMemoryLimit})
 	return finish(c.App.Writer, rep, err, output, c.String("report"), threshold, g)
 }
 
@@ -124,4 +125,22 @@ func progressBar(w io.Writer, g *globals) func(done, total int) {
 			fmt.Fprint(w, "\r\x1b[K")
 		}
 	}
+}
+
+// softMemoryLimit sets a soft memory limit sized to the fleet, unless GOMEMLIMIT is set: the
+// garbage collector then keeps the heap near what the run needs instead of letting it double
+// (GOGC=100). A verifier runs on small CI runners and on-call laptops during incidents; the
+// fleet benchmark measured this at about 45% less peak memory for about 15% more CPU. The
+// limit is soft: a run that needs more still gets it.
+func softMemoryLimit(instances int) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(memoryLimitFor(instances))
+}
+
+// memoryLimitFor is 24 MiB plus 1.5 KiB per instance: about 1.5 times the live heap measured
+// for 10,000 instances serving 200 builds (40,000 unique assets).
+func memoryLimitFor(instances int) int64 {
+	return 24<<20 + int64(instances)*1536
 }

@@ -44,6 +44,9 @@ func (e *UnverifiableError) Unwrap() error { return e.Err }
 type Options struct {
 	// Logger receives debug logs; nil discards.
 	Logger *slog.Logger
+	// Discovered is called once the fleet is listed, with the number of instances, before any
+	// is probed (the CLI sizes its memory limit there).
+	Discovered func(instances int)
 	// Progress is called after each instance is probed, with the counts so far.
 	Progress func(done, total int)
 	// Probe adds probe options (fast backoff and dialers in tests).
@@ -85,6 +88,9 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	}
 	if len(targets) == 0 {
 		return nil, &UnverifiableError{Reason: "no instances found in the configured fleet sources"}
+	}
+	if o.Discovered != nil {
+		o.Discovered(len(targets))
 	}
 	popts, err := ProbeOptions(cfg, o.Logger)
 	if err != nil {
