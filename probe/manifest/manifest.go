@@ -28,6 +28,9 @@ type Options struct {
 	ContentType string
 	// SourceMaps keeps .map files; by default they are skipped.
 	SourceMaps bool
+	// Scheme completes protocol-relative URLs ("//cdn.example.com/a.js"): the scheme the
+	// manifest or page was served with. The default is "https".
+	Scheme string
 }
 
 // Skip is a manifest entry that is never requested, with the reason.
