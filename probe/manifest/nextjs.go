@@ -21,6 +21,9 @@ func (nextjs) detect(in *input) bool {
 		return false
 	}
 	if d.len(pages) == 0 {
+		if in.nameIs("build-manifest.json", "app-build-manifest.json") {
+			return true
+		}
 		for _, l := range nextLists {
 			if d.get(in.root, l).kind == jArr {
 				return true

@@ -127,14 +127,16 @@ func Parse(f Format, body []byte, opts Options) (*Manifest, error) {
 			}
 			return nil, &InvalidError{Reason: fmt.Sprintf("no known manifest format matches (starts %s)", snippet(body))}
 		}
-	} else if !p.detect(in) {
-		// A configured format that does not fit: say so when another one does.
-		if other := detect(in); other != nil {
-			return nil, &InvalidError{Format: p.format(), Reason: fmt.Sprintf("this looks like a %s manifest; set probe.manifest.format: %s (or auto)", other.format(), other.format())}
-		}
+	} else if other := detect(in); other != nil && other != p && !(flatShape[p.format()] && flatShape[other.format()] && p.detect(in)) {
+		// A configured format that does not fit: say which one does.
+		return nil, &InvalidError{Format: p.format(), Reason: fmt.Sprintf("this looks like a %s manifest; set probe.manifest.format: %s (or auto)", other.format(), other.format())}
 	}
 	return run(p, in)
 }
+
+// flatShape are the formats whose manifests can all be a flat {"name": "path"} object: one of
+// them configured explicitly reads a manifest another would detect.
+var flatShape = map[Format]bool{"webpack": true, "parcel": true, "mix": true, "propshaft": true}
 
 func detect(in *input) parser {
 	for _, p := range parsers {

@@ -362,9 +362,13 @@ func preEscape(v string) string {
 			return v
 		}
 	}
+	q := strings.IndexByte(v, '?')
+	if q < 0 {
+		q = len(v)
+	}
 	need := false
 	for i := start; i < len(v); i++ {
-		if escapeByte(v, i) {
+		if escapeByte(v, i, q) {
 			need = true
 			break
 		}
@@ -375,7 +379,7 @@ func preEscape(v string) string {
 	var sb strings.Builder
 	sb.WriteString(v[:start])
 	for i := start; i < len(v); i++ {
-		if escapeByte(v, i) {
+		if escapeByte(v, i, q) {
 			fmt.Fprintf(&sb, "%%%02X", v[i])
 		} else {
 			sb.WriteByte(v[i])
@@ -384,13 +388,15 @@ func preEscape(v string) string {
 	return sb.String()
 }
 
-func escapeByte(v string, i int) bool {
+// escapeByte reports whether v[i] must be escaped; q is where the query starts, after which a
+// stray '%' is left alone as browsers do.
+func escapeByte(v string, i, q int) bool {
 	c := v[i]
 	switch {
 	case c <= ' ' || c >= 0x7f:
 		return true
 	case c == '%':
-		return i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2])
+		return i < q && (i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]))
 	}
 	return strings.IndexByte("\"<>`{}|^", c) >= 0
 }
