@@ -209,6 +209,10 @@ func (d *jdoc) str() (jv, error) {
 	start := d.pos
 	for d.pos < len(b) {
 		c := b[d.pos]
+		if !strSpecial[c] {
+			d.pos++
+			continue
+		}
 		switch {
 		case c == '"':
 			d.pos++
@@ -229,6 +233,18 @@ func (d *jdoc) str() (jv, error) {
 	}
 	return jv{}, d.eof("string")
 }
+
+// strSpecial marks the bytes that end the plain scan of a string.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return
+}()
 
 // strSlow decodes a string with escapes or invalid UTF-8 into d.esc.
 func (d *jdoc) strSlow(start int) (jv, error) {

@@ -90,11 +90,12 @@ func (r *resolver) add(base string, confine bool, value, integrity []byte) {
 		r.slab = append(r.slab, ref...)
 	}
 	ref := r.slab[start:]
+	file := pathOnly(ref)
 	reason := ""
 	switch {
-	case !r.opts.SourceMaps && isSourceMap(ref):
+	case !r.opts.SourceMaps && isSourceMap(file):
 		reason = "source map (cdn.check_source_maps is off)"
-	case isHTMLPage(ref):
+	case isHTMLPage(file):
 		reason = "an HTML page, served by the instance rather than the CDN"
 	case string(ref) == r.opts.Path:
 		reason = "the manifest itself"
@@ -147,30 +148,25 @@ func uniqueAssets(as []model.Asset) []model.Asset {
 
 func cmpRef(a, b model.Asset) int { return strings.Compare(a.Ref, b.Ref) }
 
-func isSourceMap(ref []byte) bool {
-	p := ref
-	if i := indexAny(p, "?#"); i >= 0 {
-		p = p[:i]
+// pathOnly returns ref without its query and fragment.
+func pathOnly(ref []byte) []byte {
+	for i, c := range ref {
+		if c == '?' || c == '#' {
+			return ref[:i]
+		}
 	}
+	return ref
+}
+
+// isSourceMap reports whether a path (no query) names a source map.
+func isSourceMap(p []byte) bool {
 	return len(p) > 4 && string(p[len(p)-4:]) == ".map"
 }
 
-func isHTMLPage(ref []byte) bool {
-	p := ref
-	if i := indexAny(p, "?#"); i >= 0 {
-		p = p[:i]
-	}
+// isHTMLPage reports whether a path (no query) names an HTML page.
+func isHTMLPage(p []byte) bool {
 	n := len(p)
 	return (n > 5 && strings.EqualFold(string(p[n-5:]), ".html")) || (n > 4 && strings.EqualFold(string(p[n-4:]), ".htm"))
-}
-
-func indexAny(b []byte, chars string) int {
-	for i, c := range b {
-		if strings.IndexByte(chars, c) >= 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // safePath marks the bytes a path may hold to be used exactly as written: those net/url
@@ -199,7 +195,8 @@ func fastPath(base string, v []byte) bool {
 		return false
 	}
 	if v[0] == '/' {
-		if len(v) > 1 && v[1] == '/' {
+		// Root-relative: the base only lends its scheme and host, so it must have none.
+		if (len(v) > 1 && v[1] == '/') || !strings.HasPrefix(base, "/") || strings.HasPrefix(base, "//") {
 			return false
 		}
 	} else if !cleanBase(base) {
@@ -304,6 +301,9 @@ func (r *resolver) slow(base string, confine bool, value string) (ref, reason st
 		}
 		return u.String(), ""
 	}
+	if strings.HasPrefix(u.Path, "/") && strings.HasPrefix(base, "/") && !strings.HasPrefix(base, "//") {
+		base = "/" // a root-relative value takes nothing from a root-relative base
+	}
 	b := r.parsedBase(base)
 	if b == nil {
 		return "", fmt.Sprintf("unusable base %q", base)
@@ -317,6 +317,9 @@ func (r *resolver) slow(base string, confine bool, value string) (ref, reason st
 	}
 	if res.Host != "" {
 		return res.String(), ""
+	}
+	if strings.HasPrefix(res.Path, "//") {
+		return "", "path starts with //, which would read as a host"
 	}
 	return res.RequestURI(), ""
 }
