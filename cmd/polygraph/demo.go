@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/internal/run"
+	"github.com/polygraph-dev/polygraph/internal/testkit"
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/verify"
+)
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:  "demo",
+		Usage: "reproduce the April 2021 incident on a simulated fleet and catch it (no set-up needed)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "serve", Usage: "keep the simulated world running and write a config for `polygraph verify`", EnvVars: env("serve")},
+			&cli.StringFlag{Name: "dir", Usage: "where --serve writes polygraph.yaml and release.json (default: a new temporary directory)", EnvVars: env("dir")},
+		},
+		Action: demoAction,
+	})
+}
+
+func demoAction(c *cli.Context) error {
+	g, err := getGlobals(c)
+	if err != nil {
+		return err
+	}
+	w, err := testkit.StartIncident(c.Context)
+	if err != nil {
+		return unverifiable(fmt.Errorf("starting the simulated world: %w", err))
+	}
+	defer w.Close()
+	dir := c.String("dir")
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "polygraph-demo-"); err != nil {
+			return unverifiable(err)
+		}
+		if !c.Bool("serve") {
+			defer os.RemoveAll(dir)
+		}
+	}
+	path, err := w.WriteConfig(dir, w.Record)
+	if err != nil {
+		return unverifiable(fmt.Errorf("writing the demo config: %w", err))
+	}
+	out := c.App.Writer
+	if c.Bool("serve") {
+		fmt.Fprintf(out, "Simulated fleet of %d instances, a CDN and a registry are running on loopback.\nIn another terminal:\n\n  polygraph verify --config %s\n\nCtrl-C stops the world.\n", len(w.Fleet.Instances), path)
+		<-c.Context.Done()
+		return nil
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	defer cancel()
+	fmt.Fprintf(out, "Simulated incident: store-web %s was pushed and recorded (polygraph release record); then a CI change re-pushed the tag with a rebuilt artifact.\n"+
+		"6 instances all claim %s; the 2 newest were autoscaled after the re-push.\n\n$ polygraph verify --config %s\n\n", w.Version, w.Version, filepath.Base(path))
+	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: []registry.Option{registry.WithCacheDir("")}})
+	if err != nil {
+		return unverifiable(err)
+	}
+	if err := verify.Render(out, rep, "text", verify.RenderOptions{Color: g.color, MaxPerKind: 3}); err != nil {
+		return unverifiable(err)
+	}
+	liars, missing, moved := demoCaught(rep)
+	if len(liars) != 2 || missing == 0 || !moved {
+		return &exitError{code: exitFindings, err: fmt.Errorf("the demo did not catch what it was built to show (lying instances %v, missing assets %d, tag moved %v)", liars, missing, moved)}
+	}
+	fmt.Fprintf(out, "\nWhat was caught: the tag %s was re-pushed after the release was recorded (tag-moved). "+
+		"%s claim %s like the rest, but serve another manifest and run another image: they run the rebuilt artifact, "+
+		"and %d assets their pages reference are missing on the CDN (403), so their users get broken pages. "+
+		"Every deployed-version signal said all was well; only asking each instance directly for its content showed the truth.\n",
+		w.Version, strings.Join(liars, " and "), w.Version, missing)
+	return nil
+}
+
+// demoCaught returns the instances caught lying, how many assets are missing and whether the
+// re-pushed tag was caught.
+func demoCaught(rep *model.Report) (liars []string, missing int, moved bool) {
+	for _, f := range rep.Findings {
+		switch f.Kind {
+		case model.KindTagMoved:
+			moved = true
+		case model.KindVersionLie:
+			liars = append(liars, f.Instance)
+		case model.KindAssetMissing:
+			missing++
+		}
+	}
+	return liars, missing, moved
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/urfave/cli/v2"
+
+	"github.com/polygraph-dev/polygraph/policy"
+)
+
+func init() {
+	commands = append(commands, policyCommand())
+}
+
+func policyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "check deploy configuration for image references that can change under a deployment",
+		Subcommands: []*cli.Command{{
+			Name:      "check",
+			Usage:     "report mutable, latest and disallowed image references in Kubernetes, compose, ECS, CloudFormation, Dockerfiles and GitHub workflows",
+			ArgsUsage: "PATH...|-",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
+				&cli.StringFlag{Name: "fail-on", Value: "error", Usage: "exit 1 on findings at or above: error, warning or never", EnvVars: env("fail-on")},
+				&cli.BoolFlag{Name: "resolve", Usage: "ask the registries: suggest digests and detect moved tags", EnvVars: env("resolve")},
+			},
+			Action: policyCheck,
+		}},
+	}
+}
+
+// policyFailOn maps --fail-on to the severity threshold ("" for never).
+func policyFailOn(s string) (policy.Severity, error) {
+	switch s {
+	case "error":
+		return policy.SeverityError, nil
+	case "warning":
+		return policy.SeverityWarning, nil
+	case "never":
+		return "", nil
+	}
+	return "", fmt.Errorf("--fail-on: %q is not error, warning or never", s)
+}
+
+func policyFormat(s string) (policy.Format, error) {
+	for _, f := range policy.Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("--output: %q is not text, json, sarif or github", s)
+}
+
+func policyCheck(c *cli.Context) error {
+	g, err := getGlobals(c)
+	if err != nil {
+		return err
+	}
+	format, err := policyFormat(c.String("output"))
+	if err != nil {
+		return usageErr(err)
+	}
+	failOn, err := policyFailOn(c.String("fail-on"))
+	if err != nil {
+		return usageErr(err)
+	}
+	paths := c.Args().Slice()
+	if len(paths) == 0 {
+		return usageErr(errors.New("policy check: name the files or directories to check, or - for stdin"))
+	}
+	cfg, err := g.loadConfig(false)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	defer cancel()
+
+	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return usageErr(err)
+		}
+		return unverifiable(err)
+	}
+	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
+	if c.Bool("resolve") {
+		opts = append(opts, policy.WithResolver(policy.RemoteResolver()))
+		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
+			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
+		} else {
+			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
+		}
+	}
+	report, err := policy.Check(ctx, in, opts...)
+	if err != nil {
+		return unverifiable(err)
+	}
+	ro := policy.RenderOptions{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
+	if err := policy.Render(c.App.Writer, report, format, ro); err != nil {
+		return unverifiable(fmt.Errorf("writing the report: %w", err))
+	}
+	if len(in.Files) == 0 {
+		// Like a fleet without instances: nothing was checked, which is not a pass.
+		return unverifiable(fmt.Errorf("no deploy configuration recognised in %s", strings.Join(paths, " ")))
+	}
+	if report.FailsAt(failOn) {
+		return findingsExit
+	}
+	return nil
+}

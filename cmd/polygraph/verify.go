@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/internal/run"
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/verify"
+)
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:      "verify",
+		Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
+		UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
+			&cli.StringFlag{Name: "fail-on", Value: "error", Usage: "exit 1 on findings at or above: error, warning or never", EnvVars: env("fail-on")},
+			&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
+		},
+		Action: verifyAction,
+	})
+}
+
+// failOn parses --fail-on.
+func failOn(c *cli.Context) (model.Severity, error) {
+	switch v := c.String("fail-on"); v {
+	case "error", "warning", "never":
+		return model.Severity(v), nil
+	default:
+		return "", usageErr(fmt.Errorf("--fail-on must be error, warning or never, got %q", v))
+	}
+}
+
+func verifyAction(c *cli.Context) error {
+	g, err := getGlobals(c)
+	if err != nil {
+		return err
+	}
+	threshold, err := failOn(c)
+	if err != nil {
+		return err
+	}
+	output := c.String("output")
+	if !slices.Contains(verify.Formats, output) {
+		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(verify.Formats, ", "), output))
+	}
+	cfg, err := g.loadConfig(true)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	defer cancel()
+	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Progress: progressBar(c.App.ErrWriter, g)})
+	return finish(c.App.Writer, rep, err, output, c.String("report"), threshold, g)
+}
+
+// finish renders a report (when there is one), writes --report, and turns the outcome into the
+// command's error (and so its exit code).
+func finish(w io.Writer, rep *model.Report, runErr error, output, reportFile string, threshold model.Severity, g *globals) error {
+	if rep != nil {
+		if g.quiet && output == "text" {
+			fmt.Fprintf(w, "%s: %d instances, %d ok, %d findings\n", rep.Verdict, rep.Summary.Instances, rep.Summary.OK, rep.Summary.Findings)
+		} else if err := verify.Render(w, rep, output, verify.RenderOptions{Color: g.color}); err != nil {
+			return unverifiable(fmt.Errorf("writing the report: %w", err))
+		}
+		if reportFile != "" {
+			if err := writeReport(reportFile, rep); err != nil {
+				return unverifiable(err)
+			}
+		}
+	}
+	if runErr != nil {
+		var ue *run.UnverifiableError
+		var ce *config.Error
+		switch {
+		case errors.As(runErr, &ce):
+			return runErr
+		case errors.As(runErr, &ue):
+			return unverifiable(runErr)
+		}
+		return unverifiable(runErr)
+	}
+	if rep.Failed(threshold) {
+		return findingsExit
+	}
+	return nil
+}
+
+func writeReport(path string, rep *model.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing --report: %w", err)
+	}
+	if err := verify.RenderJSON(f, rep); err != nil {
+		f.Close()
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// progressBar draws probing progress on stderr when it is a terminal and not --quiet.
+func progressBar(w io.Writer, g *globals) func(done, total int) {
+	if g.quiet || !isTerminal(w) {
+		return nil
+	}
+	return func(done, total int) {
+		if total < 20 {
+			return
+		}
+		const width = 30
+		filled := done * width / total
+		fmt.Fprintf(w, "\rprobing [%s%s] %d/%d", strings.Repeat("█", filled), strings.Repeat("·", width-filled), done, total)
+		if done == total {
+			fmt.Fprint(w, "\r\x1b[K")
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package policy
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// isCompose recognises a compose file: a services mapping of mappings.
+func isCompose(root *yaml.Node) bool {
+	svcs := get(root, "services")
+	if svcs == nil || svcs.Kind != yaml.MappingNode {
+		return false
+	}
+	for _, kv := range entries(svcs) {
+		if kv[1] == nil || kv[1].Kind != yaml.MappingNode {
+			return false
+		}
+	}
+	return true
+}
+
+// composeImages returns services.*.image with ${VAR:-default} interpolated from the file's own
+// defaults (the environment is not consulted, so the result does not depend on where the check
+// runs). A service that is built (build:) names the image it builds, not one it pulls, and is
+// skipped.
+func composeImages(file string, root *yaml.Node) []Image {
+	var out []Image
+	for _, kv := range entries(get(root, "services")) {
+		svc := kv[1]
+		img := get(svc, "image")
+		if img == nil || img.Kind != yaml.ScalarNode || get(svc, "build") != nil {
+			continue
+		}
+		im := scalarImage(file, KindCompose, "service "+kv[0].Value, img)
+		v, missing := expand(img.Value, nil, "$$")
+		if len(missing) > 0 {
+			im.Ref = ""
+			im.Unresolved = "the image needs " + strings.Join(quoteAll(missing), ", ") + ", which has no default in the file"
+		} else {
+			im.Ref = v
+		}
+		out = append(out, im)
+	}
+	return out
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		if strings.HasPrefix(s, "$") {
+			out[i] = s
+		} else {
+			out[i] = "$" + s
+		}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// addCorpusSeeds adds the files of a corpus directory as fuzz seeds.
+func addCorpusSeeds(f *testing.F, dir string) {
+	files, _ := filepath.Glob(filepath.Join("testdata/corpus", dir, "*"))
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+}
+
+func FuzzDockerfile(f *testing.F) {
+	addCorpusSeeds(f, "dockerfile")
+	for _, s := range []string{
+		"FROM a\n", "ARG X=${Y:-${Z}}\nFROM $X\n", "FROM \\\n", "RUN <<EOF\n", "RUN <<-\n", "# escape=`\nFROM a `\n b\n",
+		"FROM --platform=x\n", "COPY --from=\n", "FROM a AS\n", "ARG =\nFROM ${\n", "FROM ${A:+${B:-c}}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		imgs, err := dockerfileImages("Dockerfile", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+		for _, im := range imgs {
+			if im.Line < 1 || im.Line > len(lines) || im.Column < 1 {
+				t.Fatalf("image %+v outside the input", im)
+			}
+			line := []rune(lines[im.Line-1])
+			if im.Column > len(line) {
+				t.Fatalf("image %+v: column past the end of %q", im, lines[im.Line-1])
+			}
+			if first, _ := utf8.DecodeRuneInString(im.Raw); utf8.ValidString(lines[im.Line-1]) && line[im.Column-1] != first {
+				t.Fatalf("image %+v: position shows %q", im, string(line[im.Column-1:]))
+			}
+			if (im.Ref == "") == (im.Unresolved == "") {
+				t.Fatalf("image %+v must be either resolved or unresolved", im)
+			}
+		}
+	})
+}
+
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{
+		"nginx", "nginx:1.25", "registry:5000/repo", "registry:5000/repo:tag", "repo@" + testDigest, "repo:tag@" + testDigest,
+		"localhost/a/b/c:d", "UPPER:case", "a:b:c", "a@b@c", "[::1]:5000/a:b", "a:", ":a", "@", "docker.io/library/x:latest",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRef(s)
+		if err != nil {
+			return
+		}
+		if r.Pinned() == (r.Digest == "") || r.Latest() && r.Pinned() {
+			t.Fatalf("%q: inconsistent %+v", s, r)
+		}
+		if r.Tag != "" && !strings.Contains(s, ":"+r.Tag) {
+			t.Fatalf("%q: tag %q is not written in the reference", s, r.Tag)
+		}
+		if r.Digest != "" && !strings.HasSuffix(s, "@"+r.Digest) {
+			t.Fatalf("%q: digest %q is not written in the reference", s, r.Digest)
+		}
+		if len(r.Names()) < 2 {
+			t.Fatalf("%q: names %v", s, r.Names())
+		}
+		if r.Pinned() {
+			again, err := ParseRef(r.WithDigest(r.Digest))
+			if err != nil || again.Digest != r.Digest || again.Tag != r.Tag {
+				t.Fatalf("%q: WithDigest does not round-trip: %+v, %v", s, again, err)
+			}
+		}
+	})
+}
+
+func FuzzExtract(f *testing.F) {
+	for _, d := range []string{"kubernetes", "compose", "ecs", "cloudformation", "workflows", "other"} {
+		addCorpusSeeds(f, d)
+	}
+	f.Add([]byte("{\"containerDefinitions\":[{\"image\":\"a\"}]}"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, imgs, err := Extract("f", data)
+		if err != nil {
+			return
+		}
+		for _, im := range imgs {
+			if im.Line < 1 || im.Column < 1 {
+				t.Fatalf("image %+v has no position", im)
+			}
+		}
+	})
+}
+
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"${A:-${B:-c}}", "$$", "${", "${A", "$A$B", "${A:?}", "${:-x}", "${A+${B+${C}}}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, missing := expand(s, map[string]string{"A": "a"}, "$$")
+		if len(missing) == 0 && len(out) > len(s)+len("a")*strings.Count(s, "A") {
+			t.Fatalf("expand(%q) = %q grew beyond its substitutions", s, out)
+		}
+	})
+}

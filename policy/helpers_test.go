@@ -1,0 +1,5 @@
+package policy
+
+import "strconv"
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,123 @@
+package policy
+
+import "sort"
+
+// Schema is the schema name of the JSON policy report.
+const Schema = "polygraph.policy/v1"
+
+// Severity is how serious a finding is.
+type Severity string
+
+// Severities, from the most serious.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// rank orders severities: higher is more serious.
+func (s Severity) rank() int {
+	switch s {
+	case SeverityError:
+		return 2
+	case SeverityWarning:
+		return 1
+	}
+	return 0
+}
+
+// Finding is one policy violation at the position of an image value.
+type Finding struct {
+	// Rule is the rule's identifier (mutable-tag, latest-tag, ...).
+	Rule string `json:"rule"`
+	// Severity is error or warning.
+	Severity Severity `json:"severity"`
+	// File is the input the image is in.
+	File string `json:"file"`
+	// Line and Column (1-based) point at the first character of the image value.
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	// EndColumn is one past the last character of the value as written, when known.
+	EndColumn int `json:"end_column,omitempty"`
+	// Image is the reference after interpolation (or as written when it could not be resolved).
+	Image string `json:"image"`
+	// Message explains the finding in words.
+	Message string `json:"message"`
+	// Suggestion is the pinned reference to paste, when --resolve found one.
+	Suggestion string `json:"suggestion"`
+}
+
+// Summary counts what was checked.
+type Summary struct {
+	// Files is the number of files recognised as deploy configuration.
+	Files int `json:"files"`
+	// Images is the number of image references found.
+	Images int `json:"images"`
+	// Findings is the number of findings reported.
+	Findings int `json:"findings"`
+	// Suppressed is the number of findings that a valid exception suppressed.
+	Suppressed int `json:"suppressed"`
+	// Skipped lists files found in directories that could not be parsed.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Report is the result of a policy check (schema polygraph.policy/v1).
+type Report struct {
+	// Schema is always polygraph.policy/v1.
+	Schema string `json:"schema"`
+	// Verdict is fail (an error), warn (warnings only) or pass.
+	Verdict string `json:"verdict"`
+	// Findings are sorted by file, line, column and rule.
+	Findings []Finding `json:"findings"`
+	// Summary counts what was checked.
+	Summary Summary `json:"summary"`
+}
+
+// Worst returns the most serious severity among the findings, "" when there are none.
+func (r *Report) Worst() Severity {
+	var w Severity
+	for _, f := range r.Findings {
+		if f.Severity.rank() > w.rank() {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// FailsAt reports whether any finding is at or above the given severity. A threshold of "" (never)
+// never fails.
+func (r *Report) FailsAt(threshold Severity) bool {
+	if threshold.rank() == 0 {
+		return false
+	}
+	return r.Worst().rank() >= threshold.rank()
+}
+
+// finish sorts the findings and computes the verdict and counts.
+func (r *Report) finish() {
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i], r.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.Rule < b.Rule
+	})
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	r.Schema = Schema
+	r.Summary.Findings = len(r.Findings)
+	switch r.Worst() {
+	case SeverityError:
+		r.Verdict = "fail"
+	case SeverityWarning:
+		r.Verdict = "warn"
+	default:
+		r.Verdict = "pass"
+	}
+}

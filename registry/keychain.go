@@ -1,0 +1,64 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/awslabs/amazon-ecr-credential-helper/ecr-login/api"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/sirupsen/logrus"
+)
+
+// Keychain returns the default credential sources: the Docker config (docker login and its
+// credential helpers, authn.DefaultKeychain), then Amazon ECR (ECRKeychain) for ECR hosts.
+func Keychain() authn.Keychain {
+	return authn.NewMultiKeychain(authn.DefaultKeychain, ECRKeychain())
+}
+
+// ECRKeychain returns a keychain that gets Amazon ECR (private and public) tokens through the
+// AWS SDK's standard configuration (credential chain, profiles, AWS_REGION,
+// AWS_ENDPOINT_URL_ECR). It answers anonymous for any other host. When the AWS side fails (no
+// credentials, IAM denies ecr:GetAuthorizationToken) for a private ECR registry, it returns an
+// *AuthError at once rather than letting the pull fail later with an anonymous 401; for ECR
+// Public it falls back to anonymous pulls. The credential helper's own logging is silenced.
+func ECRKeychain() authn.Keychain { return ecrKeychain{} }
+
+type ecrKeychain struct{}
+
+var quietECR sync.Once
+
+// Resolve implements authn.Keychain.
+func (k ecrKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
+	return k.ResolveContext(context.Background(), r)
+}
+
+// ResolveContext implements authn.ContextKeychain.
+func (ecrKeychain) ResolveContext(ctx context.Context, r authn.Resource) (authn.Authenticator, error) {
+	host := r.RegistryStr()
+	reg, err := api.ExtractRegistry(host)
+	if err != nil {
+		return authn.Anonymous, nil // not an ECR host
+	}
+	// The helper logs through logrus' standard logger; polygraph's output is its own.
+	quietECR.Do(func() { logrus.SetOutput(io.Discard) })
+	var opts []func(*config.LoadOptions) error
+	if reg.Region != "" {
+		opts = append(opts, config.WithRegion(reg.Region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, &AuthError{Registry: host, Err: fmt.Errorf("loading the AWS configuration for Amazon ECR: %w", err)}
+	}
+	client := api.DefaultClientFactory{}.NewClientWithOptions(api.Options{Config: cfg})
+	auth, err := client.GetCredentials(host)
+	if err != nil && reg.Service == api.ServiceECRPublic {
+		return authn.Anonymous, nil // ECR Public serves anonymous pulls, at a lower rate
+	}
+	if err != nil {
+		return nil, &AuthError{Registry: host, Err: fmt.Errorf("getting an Amazon ECR token (check the AWS credentials and the ecr:GetAuthorizationToken permission): %w", err)}
+	}
+	return authn.FromConfig(authn.AuthConfig{Username: auth.Username, Password: auth.Password}), nil
+}
