@@ -48,10 +48,10 @@ var samples = []sample{
 	},
 	{
 		name: "create-react-app with a BOM", file: "edge-cases/bom-asset-manifest.json", path: "/asset-manifest.json", format: "webpack",
-		refs: []string{"/assets-manifest.json", "/static/css/chart.d0d84b94.chunk.css", "/static/css/main.72cfa10b.css",
+		refs: []string{"/assets-manifest.json", "/index.html", "/static/css/chart.d0d84b94.chunk.css", "/static/css/main.72cfa10b.css",
 			"/static/js/chart.b193c4bb.chunk.js", "/static/js/main.b1616513.js", "/static/media/bg.778d52a2e02cada3514a.svg",
 			"/static/media/logo.f09fe3c1e00937854ce8.svg", "/static/media/photo.0b035c2711f36bad3336.png"},
-		skipped: []string{"/index.html"},
+		skipped: []string{"/static/js/main.b1616513.js.map"},
 	},
 	{
 		name: "webpack-assets-manifest with integrity", file: "webpack/assets-manifest.json", format: "webpack-assets",
@@ -93,9 +93,9 @@ var samples = []sample{
 	},
 	{
 		name: "ngsw", file: "ngsw/ngsw.json", format: "ngsw",
-		refs:    []string{"/shop/assets/logo.svg", "/shop/favicon.ico", "/shop/main-ABC123.js", "/shop/styles-XYZ.css"},
+		refs:    []string{"/shop/assets/logo.svg", "/shop/favicon.ico", "/shop/index.html", "/shop/main-ABC123.js", "/shop/styles-XYZ.css"},
 		integ:   map[string]string{"/shop/main-ABC123.js": "sha1:4f34d4184dfcb3ee7509f2f48258ce9241d98107"},
-		skipped: []string{`\/api\/.*`, "/shop/index.html"},
+		skipped: []string{`\/api\/.*`},
 		public:  "ngsw/dist",
 	},
 	{
@@ -190,8 +190,7 @@ var samples = []sample{
 	},
 	{
 		name: "parcel", file: "parcel/parcel-manifest.json", format: "parcel",
-		refs:    []string{"/static/lazy.eab99d5b.js", "/static/parcel.a45e8787.css", "/static/parcel.ccfe78b0.js"},
-		skipped: []string{"/static/index.html"},
+		refs: []string{"/static/index.html", "/static/lazy.eab99d5b.js", "/static/parcel.a45e8787.css", "/static/parcel.ccfe78b0.js"},
 	},
 	{
 		name: "next index.html", file: "nextjs/index.html", path: "/", format: "html",
@@ -210,7 +209,7 @@ var samples = []sample{
 	},
 	{
 		name: "odd URLs", file: "edge-cases/odd-urls-flat-manifest.json", path: "/manifest.json", format: "webpack",
-		refs: []string{"/asset-manifest.json", "/static/js/dotrel.99aa88bb.js", "/static/js/legacy.js?v=20240301",
+		refs: []string{"/asset-manifest.json", "/index.html", "/static/js/dotrel.99aa88bb.js", "/static/js/legacy.js?v=20240301",
 			"/static/js/main.1a2b3c4d.js.gz", "/static/js/relative.33445566.js", "/static/js/win.77665544.js",
 			"/static/media/caf%C3%A9.1f2e3d4c.png", "/static/media/logo%20(1).9a8b7c6d.png", "/static/media/sprite.0c1d2e3f.svg",
 			"https://cdn.example.net/app/static/js/main.1a2b3c4d.js", "https://cdn.example.net/app/static/js/vendor.5e6f7a8b.js"},

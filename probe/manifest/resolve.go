@@ -95,8 +95,6 @@ func (r *resolver) add(base string, confine bool, value, integrity []byte) {
 	switch {
 	case !r.opts.SourceMaps && isSourceMap(file):
 		reason = "source map (cdn.check_source_maps is off)"
-	case isHTMLPage(file):
-		reason = "an HTML page, served by the instance rather than the CDN"
 	case string(ref) == r.opts.Path:
 		reason = "the manifest itself"
 	}
@@ -161,12 +159,6 @@ func pathOnly(ref []byte) []byte {
 // isSourceMap reports whether a path (no query) names a source map.
 func isSourceMap(p []byte) bool {
 	return len(p) > 4 && string(p[len(p)-4:]) == ".map"
-}
-
-// isHTMLPage reports whether a path (no query) names an HTML page.
-func isHTMLPage(p []byte) bool {
-	n := len(p)
-	return (n > 5 && strings.EqualFold(string(p[n-5:]), ".html")) || (n > 4 && strings.EqualFold(string(p[n-4:]), ".htm"))
 }
 
 // safePath marks the bytes a path may hold to be used exactly as written: those net/url
