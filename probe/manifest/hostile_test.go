@@ -24,6 +24,7 @@ func TestInvalid(t *testing.T) {
 		{"HTML for a .json path", Auto, "/asset-manifest.json", html, "HTML page was served where a JSON manifest was expected"},
 		{"HTML for a configured JSON format", "vite", "/.vite/manifest", html, "HTML page was served"},
 		{"HTML names the content type", Auto, "/asset-manifest.json", html, `content-type "text/html; charset=utf-8"`},
+		{"HTML for a .json path with a query", Auto, "/asset-manifest.json?v=1", html, "HTML page was served"},
 		{"truncated", Auto, "/.vite/manifest.json", readSample(t, "edge-cases/truncated-vite-manifest.json"), "truncated"},
 		{"truncated string", "webpack", "/m.json", []byte(`{"a.js": "/a`), "truncated"},
 		{"zero bytes", Auto, "/m.json", nil, "empty body"},
@@ -53,6 +54,10 @@ func TestInvalid(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, tt.want)
 			}
 		})
+	}
+	// A JSON Content-Type with an HTML body is the same mistake, whatever the path.
+	if _, err := Parse(Auto, html, Options{Path: "/manifest", ContentType: "application/json"}); !errors.As(err, new(*InvalidError)) || !strings.Contains(err.Error(), "HTML page") {
+		t.Errorf("HTML with a JSON content type: got %v", err)
 	}
 	if _, err := Parse("webpack5", []byte(`{}`), Options{}); err == nil || errors.As(err, new(*InvalidError)) {
 		t.Errorf("unknown format: got %v, want a plain error", err)

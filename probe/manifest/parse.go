@@ -94,13 +94,14 @@ func Parse(f Format, body []byte, opts Options) (*Manifest, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, &InvalidError{Format: f, Reason: fmt.Sprintf("empty body (content-type %q)", opts.ContentType)}
 	}
-	in := &input{body: body, opts: opts, name: strings.ToLower(path.Base(opts.Path))}
+	file, _, _ := strings.Cut(opts.Path, "?")
+	in := &input{body: body, opts: opts, name: strings.ToLower(path.Base(file))}
 	isHTML := looksLikeHTML(body)
 	switch {
 	case p != nil && p.format() == "html":
 		return run(p, in)
 	case p == nil && isHTML:
-		if strings.HasSuffix(in.name, ".json") {
+		if strings.HasSuffix(in.name, ".json") || strings.Contains(strings.ToLower(opts.ContentType), "json") {
 			return nil, htmlInsteadOfJSON(body, opts)
 		}
 		return run(lookup("html"), in)

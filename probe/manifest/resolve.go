@@ -22,12 +22,19 @@ type resolver struct {
 	ibuf   []byte
 	bases  map[string]*url.URL
 
-	skipped  []Skip
+	skipped  []skipRec
 	warnings []string
 	slashes  int // values with backslashes
 }
 
 type span struct{ ref, refEnd, integ, integEnd int32 }
+
+// skipRec is a skipped value: in the slab (value == "" and end > off) or a string.
+type skipRec struct {
+	off, end int32
+	value    string
+	reason   string
+}
 
 var resolverPool = sync.Pool{New: func() any { return &resolver{} }}
 
@@ -42,11 +49,11 @@ func getResolver(opts Options) *resolver {
 }
 
 func (r *resolver) release() {
-	if cap(r.slab) > 1<<20 || cap(r.spans) > 1<<16 {
+	if cap(r.slab) > 1<<20 || cap(r.spans) > 1<<16 || cap(r.skipped) > 1<<16 {
 		return
 	}
-	r.slab, r.spans, r.ibuf = r.slab[:0], r.spans[:0], r.ibuf[:0]
-	r.skipped, r.warnings, r.slashes = nil, nil, 0
+	r.slab, r.spans, r.ibuf, r.skipped = r.slab[:0], r.spans[:0], r.ibuf[:0], r.skipped[:0]
+	r.warnings, r.slashes = nil, 0
 	clear(r.bases)
 	resolverPool.Put(r)
 }
@@ -56,12 +63,26 @@ func (r *resolver) warnf(format string, args ...any) {
 }
 
 func (r *resolver) skip(value, reason string) {
-	r.skipped = append(r.skipped, Skip{Value: value, Reason: reason})
+	r.skipped = append(r.skipped, skipRec{value: value, reason: reason})
 }
+
+// skipBytes records a skipped value, copied into the slab.
+func (r *resolver) skipBytes(value []byte, reason string) {
+	off := int32(len(r.slab))
+	r.slab = append(r.slab, value...)
+	r.skipped = append(r.skipped, skipRec{off: off, end: int32(len(r.slab)), reason: reason})
+}
+
+var notAPath = func() (t [jObj + 1]string) {
+	for k := range t {
+		t[k] = "value is " + jkind(k).String() + ", not a path"
+	}
+	return
+}()
 
 // skipKey records an object member whose value is not a path.
 func (r *resolver) skipKey(d *jdoc, k, v jv) {
-	r.skip(d.string(k), "value is "+v.kind.String()+", not a path")
+	r.skipBytes(d.bytes(k), notAPath[v.kind])
 }
 
 // integ builds an "<algo>:<hex>" integrity in a scratch buffer valid until the next call.
@@ -84,7 +105,7 @@ func (r *resolver) add(base string, confine bool, value, integrity []byte) {
 	} else {
 		ref, reason := r.slow(base, confine, string(value))
 		if reason != "" {
-			r.skip(string(value), reason)
+			r.skipBytes(value, reason)
 			return
 		}
 		r.slab = append(r.slab, ref...)
@@ -100,7 +121,7 @@ func (r *resolver) add(base string, confine bool, value, integrity []byte) {
 	}
 	if reason != "" {
 		r.slab = r.slab[:start]
-		r.skip(string(value), reason)
+		r.skipBytes(value, reason)
 		return
 	}
 	sp := span{ref: start, refEnd: int32(len(r.slab))}
@@ -119,7 +140,18 @@ func (r *resolver) finish() *Manifest {
 	for i, sp := range r.spans {
 		as[i] = model.Asset{Ref: s[sp.ref:sp.refEnd], Integrity: s[sp.integ:sp.integEnd]}
 	}
-	m := &Manifest{Assets: uniqueAssets(as), Skipped: r.skipped, Warnings: r.warnings}
+	var skipped []Skip
+	if len(r.skipped) > 0 {
+		skipped = make([]Skip, len(r.skipped))
+		for i, sk := range r.skipped {
+			v := sk.value
+			if sk.end > sk.off {
+				v = s[sk.off:sk.end]
+			}
+			skipped[i] = Skip{Value: v, Reason: sk.reason}
+		}
+	}
+	m := &Manifest{Assets: uniqueAssets(as), Skipped: skipped, Warnings: r.warnings}
 	if r.slashes > 0 {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("%d path(s) use backslashes; read as / like a browser does", r.slashes))
 	}
