@@ -10,6 +10,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 func TestVerifyIntegrity(t *testing.T) {
@@ -92,5 +94,22 @@ func TestNormSRI(t *testing.T) {
 		if got := string(normSRI([]byte(in))); got != want {
 			t.Errorf("normSRI(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestAssetsSHA256(t *testing.T) {
+	// sha256("/a.js\n/b.css\n"), whatever the order and duplicates.
+	want := sha256.Sum256([]byte("/a.js\n/b.css\n"))
+	for _, refs := range [][]string{{"/a.js", "/b.css"}, {"/b.css", "/a.js", "/a.js"}, {"/a.js", "/a.js", "/b.css"}} {
+		var as []model.Asset
+		for _, r := range refs {
+			as = append(as, model.Asset{Ref: r, Integrity: "x"})
+		}
+		if got := AssetsSHA256(as); got != hex.EncodeToString(want[:]) {
+			t.Errorf("%v: %s", refs, got)
+		}
+	}
+	if got, empty := AssetsSHA256(nil), sha256.Sum256(nil); got != hex.EncodeToString(empty[:]) {
+		t.Errorf("empty: %s", got)
 	}
 }
