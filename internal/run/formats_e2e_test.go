@@ -47,7 +47,7 @@ func TestManifestFormatsEndToEnd(t *testing.T) {
 			// query).
 			var assets []string
 			for _, a := range m.Assets {
-				if strings.HasPrefix(a.Ref, "/") {
+				if rootRelative(a.Ref) {
 					p, _, _ := strings.Cut(a.Ref, "?")
 					if p, err = url.PathUnescape(p); err != nil {
 						t.Fatal(err)
@@ -115,9 +115,13 @@ func TestManifestFormatsEndToEnd(t *testing.T) {
 func countAbsolute(m *manifest.Manifest) int {
 	n := 0
 	for _, a := range m.Assets {
-		if !strings.HasPrefix(a.Ref, "/") {
+		if !rootRelative(a.Ref) {
 			n++
 		}
 	}
 	return n
+}
+
+func rootRelative(ref string) bool {
+	return strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "//")
 }

@@ -101,7 +101,7 @@ func checkRef(t *testing.T, ref string) {
 	p := ref
 	switch {
 	case strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "//"):
-	case strings.HasPrefix(ref, "https://"), strings.HasPrefix(ref, "http://"):
+	case strings.HasPrefix(ref, "https://"), strings.HasPrefix(ref, "http://"), strings.HasPrefix(ref, "//"):
 		rest := ref[strings.Index(ref, "//")+2:]
 		i := strings.IndexAny(rest, "/")
 		if i <= 0 {

@@ -130,7 +130,7 @@ func TestHostileValues(t *testing.T) {
 		{
 			name: "schemes and hosts", format: "webpack", path: "/m.json",
 			body: `{"1": "data:text/css,x", "2": "javascript:alert(1)", "3": "mailto:a@b", "4": "//evil.example/x.js", "5": "https://user:pw@cdn.example.com/x.js", "6": "ftp://cdn.example.com/x.js", "7": "http:x.js", "8": "https://", "9": "DATA:,x"}`,
-			refs: []string{"https://evil.example/x.js"},
+			refs: []string{"//evil.example/x.js"},
 			skip: map[string]string{"data:text/css,x": "data:", "javascript:alert(1)": "scheme", "mailto:a@b": "scheme",
 				"https://user:pw@cdn.example.com/x.js": "userinfo", "ftp://cdn.example.com/x.js": "scheme", "http:x.js": "hierarchical",
 				"https://": "host", "DATA:,x": "data:"},
@@ -179,6 +179,16 @@ func TestHostileValues(t *testing.T) {
 				t.Errorf("no warning %q in %q", tt.warn, m.Warnings)
 			}
 		})
+	}
+}
+
+func TestProtocolRelative(t *testing.T) {
+	body := []byte(`{"a": "//cdn.example.com/a.js"}`)
+	for scheme, want := range map[string]string{"": "//cdn.example.com/a.js", "http": "http://cdn.example.com/a.js", "HTTPS": "https://cdn.example.com/a.js", "ftp": "//cdn.example.com/a.js"} {
+		m, err := Parse("webpack", body, Options{Path: "/m.json", Scheme: scheme})
+		if err != nil || len(m.Assets) != 1 || m.Assets[0].Ref != want {
+			t.Errorf("scheme %q: %v %+v, want %s", scheme, err, m, want)
+		}
 	}
 }
 

@@ -29,7 +29,8 @@ type Options struct {
 	// SourceMaps keeps .map files; by default they are skipped.
 	SourceMaps bool
 	// Scheme completes protocol-relative URLs ("//cdn.example.com/a.js"): the scheme the
-	// manifest or page was served with. The default is "https".
+	// manifest or page was served with ("http" or "https"). By default they stay
+	// protocol-relative, as the manifest gave them.
 	Scheme string
 }
 

@@ -42,8 +42,8 @@ func getResolver(opts Options) *resolver {
 	r := resolverPool.Get().(*resolver)
 	r.opts = opts
 	r.scheme = strings.ToLower(opts.Scheme)
-	if r.scheme != "http" {
-		r.scheme = "https"
+	if r.scheme != "http" && r.scheme != "https" {
+		r.scheme = ""
 	}
 	return r
 }
@@ -312,7 +312,7 @@ func (r *resolver) slow(base string, confine bool, value string) (ref, reason st
 	u.RawQuery = escapeQuery(u.RawQuery)
 	if u.Scheme != "" || u.Host != "" {
 		if u.Scheme == "" {
-			u.Scheme = r.scheme
+			u.Scheme = r.scheme // "" keeps the URL protocol-relative
 		}
 		if u.Host == "" {
 			return "", "absolute URL without a host"
