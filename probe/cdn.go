@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/time/rate"
@@ -18,61 +20,84 @@ import (
 )
 
 // CDN checks that assets exist on the CDN's primary origin and its replicas. Each unique URL
-// is requested once per run, however many instances reference it.
+// is requested once per run (retries aside), however many instances reference it.
 type CDN struct {
 	o        options
 	bases    []*url.URL
 	hosts    map[string]*cdnHost
-	requests counter
+	requests atomic.Int64
 }
 
 type cdnHost struct {
-	client  *retryablehttp.Client
-	limiter *rate.Limiter
-	tr      *http.Transport
+	client *retryablehttp.Client
+	tr     *http.Transport
 }
 
 // NewCDN returns a checker for the given base URLs; the first is the primary origin, the rest
-// are replicas. WithConcurrency bounds requests per host, WithRate limits them.
+// are replicas. Each origin host gets its own transport and connection pool; WithConcurrency
+// bounds the requests in flight per host and WithRate limits their rate per host.
 func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 	o := build(opts)
 	c := &CDN{o: o, hosts: map[string]*cdnHost{}}
 	for _, b := range baseURLs {
 		u, err := url.Parse(b)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("CDN base URL %q is not an http(s) URL", b)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("CDN base URL %q is not a plain http(s) URL", b)
 		}
+		u.Host = strings.ToLower(u.Host)
 		if !strings.HasSuffix(u.Path, "/") {
 			u.Path += "/"
 			u.RawPath = ""
 		}
 		c.bases = append(c.bases, u)
-		key := u.Scheme + "://" + u.Host
+	}
+	for _, u := range c.bases {
+		key := hostKey(u)
 		if c.hosts[key] != nil {
 			continue
 		}
 		tr := &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         o.dial,
-			MaxIdleConns:        o.concurrency,
-			MaxIdleConnsPerHost: o.concurrency,
-			MaxConnsPerHost:     o.concurrency,
-			IdleConnTimeout:     30e9,
-			TLSClientConfig:     o.tls,
-			ForceAttemptHTTP2:   true,
+			Proxy:                  http.ProxyFromEnvironment, // the CDN is public; corporate proxies apply
+			DialContext:            o.dial,
+			MaxIdleConns:           o.concurrency,
+			MaxIdleConnsPerHost:    o.concurrency,
+			MaxResponseHeaderBytes: maxHeaderBytes,
+			MaxConnsPerHost:        o.concurrency,
+			IdleConnTimeout:        30 * time.Second,
+			TLSHandshakeTimeout:    o.timeout,
+			// Bound the wait for headers too: a CDN that accepts and never answers must not
+			// hold a slot until the run's deadline.
+			ResponseHeaderTimeout: o.timeout,
+			TLSClientConfig:       o.tls,
+			ForceAttemptHTTP2:     true,
+			DisableCompression:    true,
 		}
-		hc := &http.Client{Transport: tr, Timeout: o.timeout, CheckRedirect: sameHostRedirects}
-		h := &cdnHost{tr: tr, client: retryClient(hc, o.retries, o.backoff, o.waitMin, o.waitMax, o.maxRetryAfter, o.budget, &c.requests)}
+		ct := &countingTransport{next: tr, counters: []*atomic.Int64{&c.requests}, onlyHost: key, timeout: o.timeout}
 		if o.rate > 0 {
-			h.limiter = rate.NewLimiter(rate.Limit(o.rate), max(1, int(o.rate)))
+			ct.limiter = rate.NewLimiter(rate.Limit(o.rate), max(1, int(o.rate)))
 		}
-		c.hosts[key] = h
+		// The per-request timeout is the transport's (see countingTransport), so time spent
+		// waiting for the rate limiter does not count against it.
+		hc := &http.Client{Transport: ct, CheckRedirect: c.redirects}
+		c.hosts[key] = &cdnHost{tr: tr, client: retryClient(hc, &o)}
 	}
 	return c, nil
 }
 
+// redirects follows a CDN redirect only when its target resolves onto a base URL of the same
+// origin; otherwise the 3xx answer is the response (and the asset unchecked).
+func (c *CDN) redirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 || hostKey(req.URL) != hostKey(via[0].URL) {
+		return http.ErrUseLastResponse
+	}
+	if _, reason := c.Resolve(req.URL.String()); reason != "" {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
 // Requests returns the number of HTTP requests sent to CDN origins so far.
-func (c *CDN) Requests() int { return int(c.requests.n.Load()) }
+func (c *CDN) Requests() int { return int(c.requests.Load()) }
 
 // Close releases idle connections.
 func (c *CDN) Close() {
@@ -83,10 +108,18 @@ func (c *CDN) Close() {
 
 // Resolve maps an asset ref to its URL on every base (primary first). A root-relative ref is
 // appended to each base's path; an absolute URL is accepted only when it lies under a base.
-// Anything else is refused with a reason, before any request is made.
+// Anything else is refused with a reason, before any request is made: other hosts (including
+// look-alikes such as "cdn.example.com.evil" and userinfo tricks such as
+// "https://cdn.example.com@evil/"), other schemes (data:, file:, javascript:), protocol-relative
+// refs to other hosts, and paths that are not clean once percent-decoded (".." and "."
+// segments, "%2e%2e", encoded or literal slashes and backslashes that would escape the base
+// path, control characters).
 func (c *CDN) Resolve(ref string) ([]string, string) {
 	if len(c.bases) == 0 {
 		return nil, "no cdn.base_urls configured"
+	}
+	if strings.ContainsAny(ref, "\\\x00\r\n\t") {
+		return nil, "backslash or control character in reference"
 	}
 	var rel string
 	switch {
@@ -95,12 +128,15 @@ func (c *CDN) Resolve(ref string) ([]string, string) {
 	default:
 		u, err := url.Parse(ref)
 		if err != nil {
-			return nil, fmt.Sprintf("unparseable URL: %v", err)
+			return nil, "unparseable URL"
 		}
-		if u.Scheme == "" && u.Host != "" {
+		if u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https" && !(u.Scheme == "" && strings.HasPrefix(ref, "//"))) {
+			return nil, "scheme is not http(s)"
+		}
+		if u.Scheme == "" {
 			u.Scheme = c.bases[0].Scheme
 		}
-		if u.User != nil {
+		if u.User != nil || strings.Contains(u.Host, "@") {
 			return nil, "userinfo in URL"
 		}
 		for _, b := range c.bases {
@@ -123,15 +159,25 @@ func (c *CDN) Resolve(ref string) ([]string, string) {
 	if p == "" || strings.HasSuffix(p, "/") {
 		return nil, "directory, not a file"
 	}
-	if clean := path.Clean("/" + p); clean != "/"+p || strings.Contains(p, "\\") {
-		return nil, "path escapes or is not clean (.., //, \\)"
+	decoded, err := url.PathUnescape(p)
+	if err != nil {
+		return nil, "bad percent-encoding in path"
+	}
+	if strings.ContainsAny(decoded, "\\") || strings.IndexFunc(decoded, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return nil, "backslash or control character in path"
+	}
+	if clean := path.Clean("/" + p); clean != "/"+p {
+		return nil, "path is not clean (.., ., //)"
+	}
+	if clean := path.Clean("/" + decoded); clean != "/"+decoded || strings.Count(decoded, "/") != strings.Count(p, "/") {
+		return nil, "path escapes the base once percent-decoded (%2e%2e, %2f)"
 	}
 	urls := make([]string, len(c.bases))
 	for i, b := range c.bases {
 		full := b.Scheme + "://" + b.Host + b.EscapedPath() + rel
 		u, err := url.Parse(full)
-		if err != nil || u.Host != b.Host || u.Scheme != b.Scheme {
-			return nil, "does not stay on the CDN host"
+		if err != nil || u.Host != b.Host || u.Scheme != b.Scheme || u.User != nil || !strings.HasPrefix(u.EscapedPath(), b.EscapedPath()) {
+			return nil, "does not stay under the CDN base URL"
 		}
 		urls[i] = full
 	}
@@ -240,15 +286,11 @@ func combine(ac *model.AssetCheck) model.AssetState {
 // refused (405/501).
 func (c *CDN) head(ctx context.Context, h *cdnHost, u string) model.OriginCheck {
 	oc := model.OriginCheck{URL: u}
-	if h.limiter != nil {
-		if err := h.limiter.Wait(ctx); err != nil {
-			oc.State, oc.Error = model.AssetUnchecked, "not checked: "+deadlineWords(ctx)
-			return oc
-		}
-	}
-	status, err := c.do(ctx, h, http.MethodHead, u)
+	method := http.MethodHead
+	status, err := c.do(ctx, h, method, u)
 	if err == nil && (status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented) {
-		status, err = c.do(ctx, h, http.MethodGet, u)
+		method = http.MethodGet
+		status, err = c.do(ctx, h, method, u)
 	}
 	oc.Status = status
 	switch {
@@ -259,12 +301,14 @@ func (c *CDN) head(ctx context.Context, h *cdnHost, u string) model.OriginCheck 
 	case status == http.StatusForbidden || status == http.StatusNotFound || status == http.StatusGone:
 		oc.State = model.AssetMissing
 	default:
-		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("%s %s answered %d", http.MethodHead, u, status)
+		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("%s %s answered %d", method, u, status)
 	}
 	return oc
 }
 
 func (c *CDN) do(ctx context.Context, h *cdnHost, method, u string) (int, error) {
+	st := &tries{}
+	ctx = context.WithValue(ctx, triesKey{}, st)
 	req, err := retryablehttp.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return 0, fmt.Errorf("building request for %s: %w", u, err)
@@ -274,13 +318,14 @@ func (c *CDN) do(ctx context.Context, h *cdnHost, method, u string) (int, error)
 		req.Header.Set("Range", "bytes=0-0")
 	}
 	resp, err := h.client.Do(req)
-	if err != nil {
-		if resp != nil {
-			resp.Body.Close()
-		}
-		return 0, cleanErr(err, method+" "+u)
+	if resp == nil {
+		return 0, describe(ctx, err, method+" "+u, st)
 	}
+	// A ranged GET answers one byte; a CDN ignoring Range is not read past 64 KiB.
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	if err != nil && ctx.Err() != nil {
+		return 0, describe(ctx, err, method+" "+u, st)
+	}
 	return resp.StatusCode, nil
 }

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -16,9 +15,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"golang.org/x/time/rate"
 
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe/manifest"
@@ -27,7 +28,8 @@ import (
 // Prober fetches manifests and claims from instances.
 type Prober struct {
 	o        options
-	attempts counter
+	requests atomic.Int64
+	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
 	parsed map[string]*parsed // by manifest sha256: identical bytes are parsed once
@@ -41,17 +43,22 @@ type parsed struct {
 	invalid    string
 }
 
+// largeBodies is how many bodies over smallBody may be buffered at once, run-wide.
+const largeBodies = 4
+
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[string]*parsed{}}
+	return &Prober{o: build(opts), parsed: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
-// Requests returns the number of HTTP requests sent to instances so far.
-func (p *Prober) Requests() int { return int(p.attempts.n.Load()) }
+// Requests returns the number of HTTP requests sent to instances so far: every attempt and
+// every redirect hop, including those whose connection failed.
+func (p *Prober) Requests() int { return int(p.requests.Load()) }
 
 // Probe probes every target, at most the configured concurrency at once, and returns one
 // observation per target in the targets' order. Failing to reach a target is recorded in its
-// observation. When ctx ends, targets not yet probed are recorded as unreachable.
+// observation. When ctx ends, targets not yet probed are recorded as unreachable, and Probe
+// returns promptly: every request, dial, handshake and body read is bound to ctx.
 func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Observation {
 	obs := make([]model.Observation, len(targets))
 	work := make(chan int)
@@ -73,7 +80,11 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
 			continue
 		}
-		work <- i
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+		}
 	}
 	close(work)
 	wg.Wait()
@@ -88,55 +99,188 @@ func deadlineWords(ctx context.Context) string {
 }
 
 // instance is one instance's HTTP session: its own transport, so its connection is reused for
-// its own requests and closed after.
+// its own requests and closed after, and one bad instance cannot disturb another's pool.
 type instance struct {
-	p      *Prober
-	t      model.Target
-	client *retryablehttp.Client
-	tr     *http.Transport
-	bodies map[string]*response
-	cert   *x509.Certificate
+	p        *Prober
+	t        model.Target
+	client   *retryablehttp.Client
+	tr       *http.Transport
+	bodies   map[string]*response
+	requests atomic.Int64
+
+	mu      sync.Mutex
+	cert    *x509.Certificate
+	certErr error // verification error of the first certificate seen
 }
 
 type response struct {
-	status int
-	header http.Header
-	body   []byte
-	err    error
+	status   int
+	header   http.Header
+	body     []byte
+	err      error
+	attempts int
 }
+
+// CertError is the error of a TLS handshake polygraph aborted because the instance's
+// certificate failed verification. The certificate is still recorded as evidence.
+type CertError struct {
+	Addr string
+	Err  error
+}
+
+func (e *CertError) Error() string {
+	return fmt.Sprintf("certificate of %s fails verification: %s", e.Addr, e.Err)
+}
+
+func (e *CertError) Unwrap() error { return e.Err }
 
 func (p *Prober) newInstance(t model.Target) *instance {
 	o := &p.o
+	in := &instance{p: p, t: t, bodies: map[string]*response{}}
 	tr := &http.Transport{
-		Proxy:                 nil, // instances are dialled directly, never through a proxy
-		DialContext:           o.dial,
-		MaxIdleConns:          1,
-		MaxIdleConnsPerHost:   1,
-		IdleConnTimeout:       o.timeout,
-		TLSHandshakeTimeout:   o.timeout,
-		ResponseHeaderTimeout: o.timeout,
-		ForceAttemptHTTP2:     false,
+		Proxy:                  nil, // instances are dialled directly, never through a proxy
+		DialContext:            o.dial,
+		MaxIdleConns:           1,
+		MaxIdleConnsPerHost:    1,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		MaxConnsPerHost:        1,
+		IdleConnTimeout:        o.timeout,
+		TLSHandshakeTimeout:    o.timeout,
+		ResponseHeaderTimeout:  o.timeout,
+		ForceAttemptHTTP2:      false,
+		DisableCompression:     true, // we ask for and decode gzip/deflate ourselves, capped
 	}
 	if o.scheme == "https" {
-		tc := &tls.Config{}
-		if o.tls != nil {
-			tc = o.tls.Clone()
-		}
-		tc.ServerName = hostOnly(o.host)
-		if tc.ServerName == "" {
-			tc.ServerName = hostOnly(t.Address)
-		}
-		tr.TLSClientConfig = tc
+		tr.TLSClientConfig = in.tlsConfig()
 	}
-	hc := &http.Client{Transport: tr, Timeout: o.timeout, CheckRedirect: sameHostRedirects}
-	return &instance{
-		p: p, t: t, tr: tr,
-		client: retryClient(hc, o.retries, o.backoff, o.waitMin, o.waitMax, o.maxRetryAfter, o.budget, &p.attempts),
-		bodies: map[string]*response{},
+	in.tr = tr
+	hc := &http.Client{
+		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}},
+		Timeout:       o.timeout,
+		CheckRedirect: sameHostRedirects,
+	}
+	in.client = retryClient(hc, o)
+	return in
+}
+
+// tlsConfig verifies the certificate itself (the documented VerifyConnection pattern), so
+// that a certificate failing verification is still recorded as evidence before the handshake
+// is aborted: no request is sent over an unverified connection, so its content is never
+// trusted. With insecure_skip_verify the handshake goes on and no verification error is
+// recorded.
+func (in *instance) tlsConfig() *tls.Config {
+	o := &in.p.o
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.tls != nil {
+		tc = o.tls.Clone()
+	}
+	insecure := tc.InsecureSkipVerify
+	name := hostOnly(o.host)
+	if name == "" {
+		name = hostOnly(in.t.Address)
+	}
+	tc.ServerName = name
+	tc.InsecureSkipVerify = true //nolint:gosec // verified in VerifyConnection below
+	roots := tc.RootCAs
+	tc.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return &CertError{Addr: in.t.Address, Err: errors.New("no certificate presented")}
+		}
+		leaf := cs.PeerCertificates[0]
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		vo := x509.VerifyOptions{Roots: roots, DNSName: name, Intermediates: inter}
+		if tc.Time != nil {
+			vo.CurrentTime = tc.Time()
+		}
+		_, err := leaf.Verify(vo)
+		if insecure {
+			err = nil
+		}
+		in.mu.Lock()
+		if in.cert == nil {
+			in.cert, in.certErr = leaf, err
+		}
+		in.mu.Unlock()
+		if err != nil {
+			return &CertError{Addr: in.t.Address, Err: err}
+		}
+		return nil
+	}
+	return tc
+}
+
+// countingTransport counts every request it sends, waits for a rate limiter when set, and
+// refuses any request to a host other than onlyHost (defence in depth behind CDN.Resolve).
+// With timeout set, each request gets that long from the moment it is sent (after the rate
+// limiter let it go) until its body is closed: time queued behind the limiter is not held
+// against the request, and a request that would only be sent after the run's deadline is not
+// sent at all.
+type countingTransport struct {
+	next     http.RoundTripper
+	counters []*atomic.Int64
+	limiter  *rate.Limiter
+	onlyHost string
+	timeout  time.Duration
+}
+
+// errRateDeadline is the error of a request the rate limiter would only release after the
+// run's deadline.
+var errRateDeadline = errors.New("not sent: the rate limit would not release it before the run's deadline")
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.onlyHost != "" && req.URL.Scheme+"://"+req.URL.Host != c.onlyHost {
+		return nil, fmt.Errorf("%w: %s is not on %s", errRedirect, req.URL.Redacted(), c.onlyHost)
+	}
+	if c.limiter != nil {
+		if err := c.limiter.Wait(req.Context()); err != nil {
+			if req.Context().Err() != nil {
+				return nil, req.Context().Err()
+			}
+			return nil, errRateDeadline
+		}
+	}
+	for _, n := range c.counters {
+		n.Add(1)
+	}
+	if c.timeout <= 0 {
+		return c.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), c.timeout)
+	resp, err := c.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// CloseIdleConnections forwards to the wrapped transport: go-retryablehttp calls it after a
+// request fails with an error, which is why every origin has a transport of its own.
+func (c *countingTransport) CloseIdleConnections() {
+	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
 	}
 }
 
-// sameHostRedirects follows at most 5 redirects, and never to another host or scheme.
+// cancelOnClose ends a request's own timeout when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// sameHostRedirects follows redirects on the same host and scheme for at most 5 requests in
+// all (so a redirect loop costs 5 requests), and never to another host or scheme: the 3xx
+// answer is then the response.
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return http.ErrUseLastResponse
@@ -164,9 +308,13 @@ func (in *instance) get(ctx context.Context, path string) *response {
 	return r
 }
 
+// fetch GETs path with retries. The body is read inside go-retryablehttp's response handler,
+// so a body that breaks off (reset, truncated) is retried like any connection error.
 func (in *instance) fetch(ctx context.Context, path string) *response {
 	o := &in.p.o
 	u := o.scheme + "://" + in.t.Address + path
+	st := &tries{}
+	ctx = context.WithValue(ctx, triesKey{}, st)
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return &response{err: fmt.Errorf("building request for %s: %w", u, err)}
@@ -179,81 +327,156 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	for k, v := range o.headers {
 		req.Header.Set(k, v)
 	}
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	var (
+		body    []byte
+		bodyErr error
+		read    bool
+	)
+	req.SetResponseHandler(func(resp *http.Response) error {
+		read = true
+		body, bodyErr = in.readIfUseful(ctx, resp)
+		resp.Body.Close()
+		return bodyErr
+	})
 	resp, err := in.client.Do(req)
-	if err != nil {
-		if resp != nil {
-			resp.Body.Close()
-		}
-		return &response{err: cleanErr(err, "GET "+u)}
+	r := &response{attempts: st.n}
+	if resp == nil {
+		r.err = describe(ctx, err, "GET "+u, st)
+		return r
 	}
 	defer resp.Body.Close()
-	r := &response{status: resp.StatusCode, header: resp.Header}
-	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 && in.cert == nil {
-		in.cert = resp.TLS.PeerCertificates[0]
+	r.status, r.header = resp.StatusCode, resp.Header
+	if !read { // the last of retryable answers (503 after retries): kept, its status is what counts
+		body, bodyErr = in.readIfUseful(ctx, resp)
 	}
-	body, err := readCapped(resp.Body, o.maxBody)
 	r.body = body
-	if err != nil {
-		r.err = fmt.Errorf("reading %s: %w", u, err)
+	switch {
+	case bodyErr != nil && (errors.Is(bodyErr, ErrTooLarge) || errors.Is(bodyErr, ErrEncoding)):
+		r.err = fmt.Errorf("GET %s: %w", u, bodyErr)
+	case bodyErr != nil:
+		r.err = bodyErr
+	case err != nil:
+		r.err = describe(ctx, err, "GET "+u, st)
 	}
 	return r
 }
 
-// ErrTooLarge is returned when a body exceeds its cap.
-var ErrTooLarge = errors.New("body exceeds the size cap")
-
-// readCapped reads at most limit bytes; more is ErrTooLarge.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return buf.Bytes(), err
+// readIfUseful reads a 2xx body (capped); other answers are judged by their status alone, so
+// of a hostile error page at most 4 KiB is read, to let the connection be reused.
+func (in *instance) readIfUseful(ctx context.Context, resp *http.Response) ([]byte, error) {
+	if resp.StatusCode/100 == 2 {
+		return readBody(ctx, resp, in.p.o.maxBody, in.p.large)
 	}
-	if n > limit {
-		return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
-	}
-	return buf.Bytes(), nil
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	return nil, nil
 }
 
-// cleanErr turns a client error into plain words naming the request ("GET http://...").
-func cleanErr(err error, what string) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
+// brokeOff says in plain words why a body broke off.
+func brokeOff(err error) string {
 	msg := err.Error()
 	switch {
-	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "Client.Timeout"):
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "cut short: fewer bytes than announced"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), strings.Contains(msg, "Client.Timeout"), strings.Contains(msg, "timeout"):
+		return "timed out while reading it"
+	case strings.Contains(msg, "connection reset"):
+		return "connection reset"
+	}
+	return msg
+}
+
+// maxHeaderBytes caps the response headers of instances and CDN origins alike (Go's default is
+// 10 MB, a lot of memory times the connections in flight).
+const maxHeaderBytes = 64 << 10
+
+// describe turns a client error into plain words naming the request ("GET http://...").
+func describe(ctx context.Context, err error, what string, st *tries) error {
+	if ctx.Err() != nil {
+		if st != nil && st.lastStatus != 0 {
+			return &wordsErr{msg: fmt.Sprintf("%s: answered %d, then %s before a usable answer", what, st.lastStatus, deadlineWords(ctx)), err: err}
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &wordsErr{msg: what + ": no answer by the run's deadline", err: err}
+		}
+		return &wordsErr{msg: what + ": the run was cancelled", err: err}
+	}
+	err = cleanErr(err, what)
+	if st != nil && st.n > 1 {
+		return fmt.Errorf("%w (after %d attempts)", err, st.n)
+	}
+	return err
+}
+
+// cleanErr turns a client error into plain words naming the request ("GET http://..."),
+// keeping the cause for errors.Is/As.
+func cleanErr(err error, what string) error {
+	var ce *CertError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%s: %w", what, ce)
+	}
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	msg := inner.Error()
+	switch {
+	case errors.Is(err, context.Canceled):
+		msg = "the run was cancelled"
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "Client.Timeout"), strings.Contains(msg, "timeout"):
 		msg = "timed out"
 	case strings.Contains(msg, "connection refused"):
 		msg = "connection refused"
 	case strings.Contains(msg, "connection reset"):
 		msg = "connection reset"
 	}
-	return fmt.Errorf("%s: %s", what, msg)
+	return &wordsErr{msg: what + ": " + msg, err: err}
 }
+
+type wordsErr struct {
+	msg string
+	err error
+}
+
+func (e *wordsErr) Error() string { return e.msg }
+func (e *wordsErr) Unwrap() error { return e.err }
 
 func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	in := p.newInstance(t)
 	defer in.tr.CloseIdleConnections()
 	o := &p.o
 	obs := model.Observation{Target: t, ManifestURL: o.scheme + "://" + t.Address + o.manifestPath}
-	before := p.attempts.n.Load()
 	r := in.get(ctx, o.manifestPath)
-	obs.Attempts = int(p.attempts.n.Load() - before)
+	obs.Attempts = int(in.requests.Load())
+	in.mu.Lock()
+	cert, certErr := in.cert, in.certErr
+	in.mu.Unlock()
+	if cert != nil {
+		obs.TLS = certInfo(cert, hostOnly(o.host))
+		if certErr != nil {
+			obs.TLS.VerifyError = certErr.Error()
+		}
+	}
+	var ce *CertError
 	switch {
-	case r.err != nil && r.status == 0:
+	case r.status == 0 && errors.As(r.err, &ce):
+		// Evidence collected, content never requested over an untrusted connection.
+		obs.Error = fmt.Sprintf("%s: not fetched, the certificate fails verification: %s", obs.ManifestURL, ce.Err)
+		return obs
+	case r.status == 0:
 		obs.Error = r.err.Error()
 		return obs
-	case r.status >= 500:
+	case r.status >= 500 || r.status == http.StatusTooManyRequests:
 		obs.Error = fmt.Sprintf("GET %s answered %d %s after %d attempt(s)", obs.ManifestURL, r.status, http.StatusText(r.status), obs.Attempts)
+		return obs
+	case r.err != nil && !errors.Is(r.err, ErrTooLarge) && !errors.Is(r.err, ErrEncoding):
+		// The answer broke off (reset, truncated, deadline mid-body): nothing usable was said.
+		obs.Error = fmt.Sprintf("GET %s answered %d but the body broke off (%s) after %d attempt(s)", obs.ManifestURL, r.status, brokeOff(r.err), obs.Attempts)
 		return obs
 	}
 	obs.Reached = true
 	obs.HTTPStatus = r.status
-	if in.cert != nil {
-		obs.TLS = certInfo(in.cert, hostOnly(o.host))
-	}
 	switch {
 	case r.err != nil:
 		obs.ManifestInvalid = r.err.Error()

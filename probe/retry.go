@@ -2,24 +2,50 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
 
-// Backoff computes the wait before retry attemptNum (1 for the first retry). It is the same
-// function type as go-retryablehttp's, so any of its policies fit.
+// What go-retryablehttp v0.7.8 does, and why this file looks the way it does:
+//
+//   - DefaultBackoff is exponential without jitter, and honours Retry-After on 429/503 without
+//     any cap: we use FullJitter and withRetryAfter (capped).
+//   - DefaultRetryPolicy retries 429, 5xx but 501 and connection errors except certificate,
+//     scheme, header and redirect-limit errors (matched on message text); it cannot know our
+//     own permanent errors (a body over its cap, an undecodable encoding, oversized headers, a
+//     request the rate limiter would hold past the deadline), so Retryable is our own policy.
+//   - CheckRetry is consulted before RetryMax: the last attempt must not take from the budget.
+//   - Backoff receives the attempt number from 0 for the first retry.
+//   - A response that will be retried is drained (up to 4 KiB) and closed; when retries run out
+//     the default ErrorHandler drains and drops the last response too: we use
+//     PassthroughErrorHandler and keep it. If the context ends during a backoff wait, Do returns
+//     (nil, ctx.Err()): the last status is kept in the request's tries via ResponseLogHook.
+//   - After a request fails with an error, it calls HTTPClient.CloseIdleConnections: every
+//     origin has its own transport, so one bad host cannot drop another's connections.
+//   - A response handler (Request.SetResponseHandler) runs inside the retry loop: we read bodies
+//     there, so a body that breaks off is retried like a connection error.
+
+// Backoff computes the wait before a retry. attemptNum counts from 0 for the first retry, as
+// go-retryablehttp passes it; resp is the response that is being retried (nil after a
+// connection error). It is the same function type as go-retryablehttp's, so any of its
+// policies fit.
 type Backoff = retryablehttp.Backoff
 
-// FullJitter waits a uniformly random time between 0 and min(max, min·2^(attempt-1)): the
-// "full jitter" of exponential backoff, which spreads retries of many clients apart.
+// FullJitter waits a uniformly random time between 0 and min(maxWait, minWait·2^attemptNum):
+// the "full jitter" of exponential backoff, which spreads the retries of many clients apart
+// instead of synchronising them into waves.
 func FullJitter(minWait, maxWait time.Duration, attemptNum int, _ *http.Response) time.Duration {
-	ceiling := float64(minWait) * math.Pow(2, float64(max(attemptNum-1, 0)))
+	ceiling := float64(minWait) * math.Pow(2, float64(max(attemptNum, 0)))
 	if ceiling > float64(maxWait) || math.IsInf(ceiling, 0) {
 		ceiling = float64(maxWait)
 	}
@@ -33,11 +59,12 @@ func FullJitter(minWait, maxWait time.Duration, attemptNum int, _ *http.Response
 func NoWait(time.Duration, time.Duration, int, *http.Response) time.Duration { return 0 }
 
 // withRetryAfter wraps a backoff so that a Retry-After on 429 or 503 is honoured, capped at
-// maxRetryAfter.
-func withRetryAfter(b Backoff, maxRetryAfter time.Duration) Backoff {
+// maxRetryAfter. A Retry-After is honoured even when it asks for less than the backoff would
+// wait, and never for more than the cap.
+func withRetryAfter(b Backoff, maxRetryAfter time.Duration, now func() time.Time) Backoff {
 	return func(minWait, maxWait time.Duration, attemptNum int, resp *http.Response) time.Duration {
 		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-			if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now()); ok {
 				return min(d, maxRetryAfter)
 			}
 		}
@@ -49,9 +76,12 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil {
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if s < 0 {
 			return 0, false
+		}
+		if s > int64(math.MaxInt64/time.Second) {
+			return time.Duration(math.MaxInt64), true
 		}
 		return time.Duration(s) * time.Second, true
 	}
@@ -62,7 +92,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // Budget caps the retries of a whole run: retries may add at most Ratio of first attempts,
-// plus Floor. A dead fleet then costs about one request per instance, not 1+retries.
+// plus Floor. A dead fleet then costs about one request per instance, not 1+retries. A nil
+// *Budget allows every retry.
 type Budget struct {
 	Ratio float64
 	Floor int64
@@ -101,43 +132,114 @@ func (b *Budget) allow() bool {
 
 // Stats returns the first attempts, retries taken and retries denied so far.
 func (b *Budget) Stats() (first, retries, denied int64) {
+	if b == nil {
+		return 0, 0, 0
+	}
 	return b.first.Load(), b.retries.Load(), b.denied.Load()
 }
 
-// retryPolicy retries what is retryable (connection errors, 429, 5xx but 501) while the run's
-// budget allows, and never after the context is done.
-func retryPolicy(b *Budget) retryablehttp.CheckRetry {
+// Retryable reports whether a request that ended with resp or err is worth another attempt:
+// connection errors (refused, reset, timed out, a body cut short), 429, and 5xx except 501.
+// Certificate failures, redirect refusals, bodies over their cap and undecodable encodings
+// are permanent: asking again gives the same answer.
+func Retryable(resp *http.Response, err error) bool {
+	if err != nil {
+		var (
+			certErr  *CertError
+			verErr   *tls.CertificateVerificationError
+			unknown  x509.UnknownAuthorityError
+			hostErr  x509.HostnameError
+			invalErr x509.CertificateInvalidError
+		)
+		switch {
+		case errors.Is(err, context.Canceled):
+			return false
+		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect), errors.Is(err, errRateDeadline):
+			return false
+		case strings.Contains(err.Error(), "response headers exceeded"), // over maxHeaderBytes
+			strings.Contains(err.Error(), "gave HTTP response to HTTPS client"),
+			strings.Contains(err.Error(), "does not look like a TLS handshake"):
+			return false // asking again gives the same answer
+		case errors.As(err, &certErr), errors.As(err, &verErr), errors.As(err, &unknown),
+			errors.As(err, &hostErr), errors.As(err, &invalErr):
+			return false
+		}
+		return true
+	}
+	if resp == nil {
+		return true
+	}
+	switch s := resp.StatusCode; {
+	case s == http.StatusTooManyRequests:
+		return true
+	case s == http.StatusNotImplemented:
+		return false
+	case s >= 500 && s <= 599:
+		return true
+	}
+	return false
+}
+
+var errRedirect = errors.New("redirect refused")
+
+// tries is the state of one logical request across its attempts; it travels in the request's
+// context so the retry policy knows which attempt it judges.
+type tries struct {
+	n          int // attempts sent so far
+	lastStatus int // status of the last response, 0 when none
+}
+
+type triesKey struct{}
+
+func triesOf(ctx context.Context) *tries {
+	t, _ := ctx.Value(triesKey{}).(*tries)
+	return t
+}
+
+// retryPolicy retries what Retryable allows while attempts remain and the run's budget allows,
+// and never after the context is done. The budget is consulted only when a retry would really
+// be sent: go-retryablehttp asks CheckRetry before it checks RetryMax, so the last attempt
+// must not take (and waste) a retry from the budget.
+func retryPolicy(b *Budget, retries int) retryablehttp.CheckRetry {
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		retry, cerr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-		if !retry || cerr != nil {
-			return false, cerr
+		if !Retryable(resp, err) {
+			return false, nil
+		}
+		if t := triesOf(ctx); t != nil && t.n > retries {
+			return false, nil
 		}
 		return b.allow(), nil
 	}
 }
 
-// counter counts HTTP requests sent.
-type counter struct{ n atomic.Int64 }
-
-// retryClient wraps hc in go-retryablehttp with our policies; attempts counts every request.
-func retryClient(hc *http.Client, retries int, backoff Backoff, waitMin, waitMax, maxRetryAfter time.Duration, b *Budget, attempts *counter) *retryablehttp.Client {
+// retryClient wraps hc in go-retryablehttp with our policies. Requests are counted by the
+// transport (countingTransport), which sees redirects and retries alike.
+func retryClient(hc *http.Client, o *options) *retryablehttp.Client {
+	b := o.budget
 	return &retryablehttp.Client{
 		HTTPClient:   hc,
-		RetryWaitMin: waitMin,
-		RetryWaitMax: waitMax,
-		RetryMax:     retries,
-		CheckRetry:   retryPolicy(b),
-		Backoff:      withRetryAfter(backoff, maxRetryAfter),
-		ErrorHandler: retryablehttp.PassthroughErrorHandler, // keep the last response
-		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, attempt int) {
+		RetryWaitMin: o.waitMin,
+		RetryWaitMax: o.waitMax,
+		RetryMax:     max(o.retries, 0),
+		CheckRetry:   retryPolicy(b, max(o.retries, 0)),
+		Backoff:      withRetryAfter(o.backoff, o.maxRetryAfter, time.Now),
+		// Keep the last response when retries run out: the library's default drains and
+		// drops it, and with it the status that says what went wrong.
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		RequestLogHook: func(_ retryablehttp.Logger, req *http.Request, attempt int) {
 			if attempt == 0 {
 				b.attempt()
 			}
-			if attempts != nil {
-				attempts.n.Add(1)
+			if t := triesOf(req.Context()); t != nil {
+				t.n = attempt + 1
+			}
+		},
+		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
+			if t := triesOf(resp.Request.Context()); t != nil {
+				t.lastStatus = resp.StatusCode
 			}
 		},
 	}

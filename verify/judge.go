@@ -101,6 +101,11 @@ func (j *judge) instances() {
 			inst.LaunchedAt = &at
 		}
 		switch {
+		case !o.Reached && o.TLS != nil && o.TLS.VerifyError != "":
+			// It answered, with a certificate that fails verification: certs() raises
+			// cert-invalid; its content was never fetched, so it is neither unreachable nor
+			// compared.
+			inst.Status, inst.Error = model.StatusError, o.Error
 		case !o.Reached:
 			inst.Status, inst.Error = model.StatusUnreachable, o.Error
 			j.add(model.Finding{Kind: model.KindUnreachable, Severity: model.SeverityError, Instance: t.ID,

@@ -97,7 +97,11 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 		}))
 	}
 	popts = append(popts, o.Probe...)
-	obs := probe.New(popts...).Probe(ctx, targets)
+	// Probing stops a little before the deadline, so the report of what was seen is judged
+	// and written by it.
+	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, now()))
+	defer cancel()
+	obs := probe.New(popts...).Probe(pctx, targets)
 
 	var cdn *model.CDNResult
 	if len(cfg.CDN.BaseURLs) > 0 {
@@ -105,7 +109,7 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 		if err != nil {
 			return nil, &config.Error{File: cfg.File, Msg: err.Error()}
 		}
-		cdn = checker.Check(ctx, uniqueAssets(obs))
+		cdn = checker.Check(pctx, uniqueAssets(obs))
 		checker.Close()
 	}
 	rep := verify.Judge(verify.Input{
@@ -115,7 +119,9 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	})
 	reached := 0
 	for _, ob := range obs {
-		if ob.Reached {
+		// An instance whose certificate failed verification answered: it is a cert-invalid
+		// finding, not a reason to give up on the run.
+		if ob.Reached || ob.TLS != nil {
 			reached++
 		}
 	}
@@ -123,6 +129,18 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 		return rep, &UnverifiableError{Reason: fmt.Sprintf("not a single instance answered (%d probed)", len(obs))}
 	}
 	return rep, nil
+}
+
+// reserve returns when probing must stop: the context's deadline less a margin for judging
+// and rendering (5% of the time left, between 50ms and 1s). Without a deadline it is the far
+// future.
+func reserve(ctx context.Context, now time.Time) time.Time {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return now.Add(100 * 365 * 24 * time.Hour)
+	}
+	margin := min(max(dl.Sub(now)/20, 50*time.Millisecond), time.Second)
+	return dl.Add(-margin)
 }
 
 // uniqueAssets returns every asset referenced by any observation, once; observations of the
@@ -194,8 +212,8 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 	}, nil
 }
 
-// CDNOptions derives the CDN checker's options: the probe's, with the CDN's concurrency and
-// rate (the retry budget is shared).
+// CDNOptions derives the CDN checker's options: the probe's (the retry budget is shared),
+// with the CDN's concurrency and rate and the system roots (probe.tls is about instances).
 func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 	opts := append([]probe.Option(nil), probeOpts...)
 	return append(opts,

@@ -14,11 +14,15 @@ import (
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
+	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/registry/regtest"
 )
 
 func fast() Options {
-	return Options{Probe: []probe.Option{probe.WithBackoff(probe.NoWait, 0, 0)}}
+	return Options{
+		Probe:    []probe.Option{probe.WithBackoff(probe.NoWait, 0, 0), probe.WithDialer(testkit.LoopbackDial)},
+		Registry: []registry.Option{registry.WithTransport(testkit.LoopbackTransport()), registry.WithCacheDir("")},
+	}
 }
 
 func kinds(r *model.Report) map[model.Kind][]string {

@@ -19,13 +19,17 @@ type CDN struct {
 	// Requests counts every request; HEADs counts HEAD requests.
 	Requests atomic.Int64
 	HEADs    atomic.Int64
+	// Ranged counts GETs with "Range: bytes=0-0".
+	Ranged atomic.Int64
+	// InFlight is the number of requests being answered; MaxInFlight the most at once.
+	InFlight, MaxInFlight atomic.Int64
 
 	mu            sync.Mutex
 	present       map[string]bool
 	failing       map[string]int
 	latency       time.Duration
 	missingStatus int
-	refuseHEAD    bool
+	refuseHEAD    int
 	perPath       map[string]int
 	srv           *http.Server
 	ln            net.Listener
@@ -87,7 +91,12 @@ func (c *CDN) SetLatency(d time.Duration) { c.mu.Lock(); c.latency = d; c.mu.Unl
 func (c *CDN) SetMissingStatus(s int) { c.mu.Lock(); c.missingStatus = s; c.mu.Unlock() }
 
 // RefuseHEAD makes the CDN answer HEAD with 405, as some origins do.
-func (c *CDN) RefuseHEAD(on bool) { c.mu.Lock(); c.refuseHEAD = on; c.mu.Unlock() }
+func (c *CDN) RefuseHEAD(on bool) {
+	c.RefuseHEADWith(map[bool]int{true: http.StatusMethodNotAllowed}[on])
+}
+
+// RefuseHEADWith makes the CDN answer HEAD with status (405 or 501); 0 answers HEAD normally.
+func (c *CDN) RefuseHEADWith(status int) { c.mu.Lock(); c.refuseHEAD = status; c.mu.Unlock() }
 
 // Hits returns how many requests asked for path.
 func (c *CDN) Hits(path string) int {
@@ -102,8 +111,12 @@ func (c *CDN) Close() { c.srv.Close() }
 // ServeHTTP answers asset requests.
 func (c *CDN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.Requests.Add(1)
+	defer trackInFlight(&c.InFlight, &c.MaxInFlight)()
 	if r.Method == http.MethodHead {
 		c.HEADs.Add(1)
+	}
+	if r.Method == http.MethodGet && r.Header.Get("Range") == "bytes=0-0" {
+		c.Ranged.Add(1)
 	}
 	p := strings.TrimPrefix(r.URL.Path, c.Prefix)
 	c.mu.Lock()
@@ -116,8 +129,8 @@ func (c *CDN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !strings.HasPrefix(r.URL.Path, c.Prefix):
 		http.Error(w, "not found", http.StatusNotFound)
-	case r.Method == http.MethodHead && refuseHEAD:
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	case r.Method == http.MethodHead && refuseHEAD != 0:
+		http.Error(w, http.StatusText(refuseHEAD), refuseHEAD)
 	case fail != 0:
 		http.Error(w, http.StatusText(fail), fail)
 	case !ok:

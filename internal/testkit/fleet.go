@@ -2,9 +2,13 @@ package testkit
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -32,6 +36,34 @@ type Spec struct {
 	Hang bool
 	// Status, when set, answers every request with this status code.
 	Status int
+	// HangAccept instances listen but never accept: connections complete in the kernel's
+	// backlog and then nothing happens, not even a TLS handshake.
+	HangAccept bool
+	// FailFirst answers the first FailFirst requests with FailStatus (default 503), with
+	// RetryAfter as the Retry-After header when set; later requests are answered normally.
+	FailFirst  int
+	FailStatus int
+	RetryAfter string
+	// ResetMidBody sends the manifest's headers and half its bytes, then resets the connection.
+	ResetMidBody bool
+	// Truncate declares a Content-Length longer than the manifest it sends, then closes.
+	Truncate bool
+	// BodySize, when set, streams this many bytes at the manifest path instead of the build,
+	// generated on the fly and never held in memory. Chunked omits the Content-Length.
+	BodySize int64
+	Chunked  bool
+	// GzipBomb, when set, answers the manifest path gzip-encoded with a valid JSON document that
+	// decodes to this many bytes (whatever Accept-Encoding said).
+	GzipBomb int64
+	// RedirectLoop answers the manifest path with a redirect to itself, forever.
+	RedirectLoop bool
+	// RedirectTo answers the manifest path with a redirect to this URL.
+	RedirectTo string
+	// Drip sends the manifest one byte per Drip.
+	Drip time.Duration
+	// Cert is the certificate an https fleet's instance presents; the default is the fleet's
+	// shared certificate.
+	Cert CertKind
 	// LaunchedAt is reported as the instance's launch time.
 	LaunchedAt time.Time
 	// Labels are carried into targets.
@@ -68,10 +100,35 @@ type Fleet struct {
 	// ManifestPath is where instances serve their build's manifest.
 	ManifestPath string
 
-	srv    *http.Server
-	byAddr map[string]*Instance
-	done   chan struct{}
-	wg     sync.WaitGroup
+	// Scheme is http, or https for a fleet started with FleetOptions.TLS.
+	Scheme string
+	// Host is the name https certificates are issued for (FleetOptions.Host).
+	Host string
+	// CAPEM is the PEM of the CA that issued the fleet's certificates (https fleets only), for
+	// probe.tls.ca_file; CAPool holds the same CA.
+	CAPEM  []byte
+	CAPool *x509.CertPool
+
+	// InFlight is the number of requests being answered across the fleet; MaxInFlight the most
+	// there ever were at once.
+	InFlight, MaxInFlight atomic.Int64
+
+	srv       *http.Server
+	byAddr    map[string]*Instance
+	done      chan struct{}
+	wg        sync.WaitGroup
+	listeners []net.Listener
+}
+
+// FleetOptions configures StartFleetWith.
+type FleetOptions struct {
+	// ManifestPath is where instances serve their build's manifest; the default is
+	// "/asset-manifest.json".
+	ManifestPath string
+	// TLS serves https with certificates issued in-process by a CA of the fleet's own.
+	TLS bool
+	// Host is the name the certificates cover (probe.host), beside every instance's address.
+	Host string
 }
 
 // next hands out loopback addresses: 127.0.1.1, 127.0.1.2, ... 127.0.1.254, 127.0.2.1, ...
@@ -89,11 +146,20 @@ func NextAddr() string {
 // StartFleet starts one server per spec, each on its own loopback address with an ephemeral
 // port. Close stops them.
 func StartFleet(specs []Spec, manifestPath string) (*Fleet, error) {
-	if manifestPath == "" {
-		manifestPath = "/asset-manifest.json"
+	return StartFleetWith(specs, FleetOptions{ManifestPath: manifestPath})
+}
+
+// StartFleetWith starts one server per spec, each on its own loopback address with an
+// ephemeral port, over http or https. Close stops them.
+func StartFleetWith(specs []Spec, fo FleetOptions) (*Fleet, error) {
+	if fo.ManifestPath == "" {
+		fo.ManifestPath = "/asset-manifest.json"
 	}
-	f := &Fleet{ManifestPath: manifestPath, byAddr: map[string]*Instance{}, done: make(chan struct{})}
-	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}
+	f := &Fleet{ManifestPath: fo.ManifestPath, Scheme: "http", Host: fo.Host, byAddr: map[string]*Instance{}, done: make(chan struct{})}
+	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)} // handshakes refused by the prober are expected
+	lns := make([]net.Listener, len(specs))
+	var ips []net.IP
 	for i, s := range specs {
 		if s.ID == "" {
 			s.ID = fmt.Sprintf("web-%d", i+1)
@@ -101,15 +167,49 @@ func StartFleet(specs []Spec, manifestPath string) (*Fleet, error) {
 		in := &Instance{Spec: s}
 		ln, err := net.Listen("tcp", NextAddr()+":0")
 		if err != nil {
-			f.Close()
+			f.closeListeners(lns)
 			return nil, fmt.Errorf("binding instance %s: %w", s.ID, err)
 		}
+		lns[i] = ln
 		in.Address = ln.Addr().String()
+		ips = append(ips, ln.Addr().(*net.TCPAddr).IP)
 		f.Instances = append(f.Instances, in)
 		f.byAddr[in.Address] = in
-		if s.Dead {
+	}
+	var certs *fleetCerts
+	if fo.TLS {
+		var err error
+		if certs, err = newFleetCerts(fo.Host, ips); err != nil {
+			f.closeListeners(lns)
+			return nil, err
+		}
+		f.Scheme, f.CAPEM = "https", certs.ca.pem
+		f.CAPool = x509.NewCertPool()
+		f.CAPool.AddCert(certs.ca.cert)
+	}
+	for _, in := range f.Instances {
+		if in.GzipBomb > 0 {
+			gzipBomb(in.GzipBomb) // compress before serving, not on the first request's clock
+		}
+	}
+	for i, in := range f.Instances {
+		ln := lns[i]
+		switch {
+		case in.Dead:
 			ln.Close() // nothing listens there any more: connections are refused
 			continue
+		case in.HangAccept:
+			f.listeners = append(f.listeners, ln) // never accepted; closed by Close
+			continue
+		}
+		if certs != nil {
+			cert, err := certs.get(in.Cert)
+			if err != nil {
+				f.closeListeners(lns[i:])
+				f.Close()
+				return nil, err
+			}
+			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 		}
 		f.wg.Add(1)
 		go func() {
@@ -120,6 +220,17 @@ func StartFleet(specs []Spec, manifestPath string) (*Fleet, error) {
 	return f, nil
 }
 
+func (f *Fleet) closeListeners(lns []net.Listener) {
+	for _, ln := range lns {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+// URL returns the URL of path on an instance, for probing it directly.
+func (f *Fleet) URL(in *Instance, path string) string { return f.Scheme + "://" + in.Address + path }
+
 // Close stops every instance.
 func (f *Fleet) Close() {
 	select {
@@ -128,6 +239,7 @@ func (f *Fleet) Close() {
 	default:
 	}
 	close(f.done)
+	f.closeListeners(f.listeners)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := f.srv.Shutdown(ctx); err != nil {
@@ -163,7 +275,8 @@ func (f *Fleet) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such instance", http.StatusMisdirectedRequest)
 		return
 	}
-	in.Requests.Add(1)
+	n := in.Requests.Add(1)
+	defer trackInFlight(&f.InFlight, &f.MaxInFlight)()
 	s := in.spec()
 	if s.Hang {
 		select {
@@ -189,6 +302,20 @@ func (f *Fleet) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Status != 0 {
 		http.Error(w, http.StatusText(s.Status), s.Status)
+		return
+	}
+	if int(n) <= s.FailFirst {
+		status := s.FailStatus
+		if status == 0 {
+			status = http.StatusServiceUnavailable
+		}
+		if s.RetryAfter != "" {
+			w.Header().Set("Retry-After", s.RetryAfter)
+		}
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	if r.URL.Path == f.ManifestPath && f.fault(w, r, s) {
 		return
 	}
 	switch r.URL.Path {
@@ -222,4 +349,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 	if err := json.NewEncoder(w).Encode(v); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
 		return
 	}
+}
+
+// trackInFlight counts a request in flight and keeps the maximum; call the result when done.
+func trackInFlight(cur, peak *atomic.Int64) func() {
+	n := cur.Add(1)
+	for {
+		p := peak.Load()
+		if n <= p || peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return func() { cur.Add(-1) }
 }

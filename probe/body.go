@@ -1,0 +1,200 @@
+package probe
+
+import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// ErrTooLarge is returned when a body, as sent or once decoded, exceeds its cap.
+var ErrTooLarge = errors.New("body exceeds the size cap")
+
+// ErrEncoding is returned when a body's Content-Encoding is unknown or its bytes do not decode.
+var ErrEncoding = errors.New("body cannot be decoded")
+
+// acceptEncoding is what polygraph asks for. The transport's transparent gzip is disabled
+// (DisableCompression): Go decodes only when it set Accept-Encoding itself, and then hides
+// the encoding from us. We ask for gzip and deflate ourselves and decode them here, within
+// the cap, so a hostile instance that sends an encoding we never asked for is handled the
+// same way as one we did.
+const acceptEncoding = "gzip, deflate"
+
+// smallBody is how much of a body any reader may buffer freely; beyond it, a reader must hold
+// one of the large-body slots, so memory stays bounded by concurrency·smallBody +
+// slots·maxBody however many hostile instances send huge bodies at once.
+const smallBody = 256 << 10
+
+// readBody reads resp's body, decoding gzip or deflate, and caps both the bytes on the wire
+// and the decoded bytes at limit. A Content-Length over the cap is refused before reading.
+// large holds the large-body slots (nil: no limit).
+func readBody(ctx context.Context, resp *http.Response, limit int64, large chan struct{}) ([]byte, error) {
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d over %d bytes", ErrTooLarge, resp.ContentLength, limit)
+	}
+	wire := &cappedReader{r: resp.Body, left: limit}
+	var r io.Reader = wire
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(wire)
+		if err != nil {
+			return nil, wireErr(wire, fmt.Errorf("%w: gzip: %w", ErrEncoding, err))
+		}
+		defer zr.Close()
+		r = zr
+	case "deflate":
+		// RFC 9110 deflate is zlib-wrapped; some servers send raw DEFLATE. Tell them apart by
+		// the zlib header.
+		br := bufio.NewReader(wire)
+		hdr, _ := br.Peek(2)
+		if len(hdr) == 2 && hdr[0]&0x0f == 8 && (uint16(hdr[0])<<8|uint16(hdr[1]))%31 == 0 {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, wireErr(wire, fmt.Errorf("%w: deflate: %w", ErrEncoding, err))
+			}
+			defer zr.Close()
+			r = zr
+		} else {
+			fr := flate.NewReader(br)
+			defer fr.Close()
+			r = fr
+		}
+	default:
+		return nil, fmt.Errorf("%w: Content-Encoding %q was not asked for", ErrEncoding, enc)
+	}
+	body, err := readCapped(ctx, r, limit, large)
+	if err != nil {
+		err = wireErr(wire, err)
+		decoded := r != io.Reader(wire)
+		switch {
+		case decoded && errors.Is(err, ErrTooLarge) && !wire.over:
+			err = fmt.Errorf("%w: decoded from %s, more than %d bytes", ErrTooLarge, resp.Header.Get("Content-Encoding"), limit)
+		case decoded && !errors.Is(err, ErrTooLarge) && !isTransport(err):
+			err = fmt.Errorf("%w: %w", ErrEncoding, err)
+		}
+	}
+	return body, err
+}
+
+// isTransport reports whether err came from the connection rather than from decoding.
+func isTransport(err error) bool {
+	var te *transportErr
+	return errors.As(err, &te)
+}
+
+// transportErr marks an error of the underlying body (connection reset, body cut short), so a
+// decoder's error is not mistaken for one and vice versa.
+type transportErr struct{ err error }
+
+func (e *transportErr) Error() string { return e.err.Error() }
+func (e *transportErr) Unwrap() error { return e.err }
+
+// wireErr prefers the cap's error: a decoder fails with "unexpected EOF" when the wire was
+// cut at the cap.
+func wireErr(w *cappedReader, err error) error {
+	if w.over {
+		return fmt.Errorf("%w: more than %d bytes sent", ErrTooLarge, w.limit())
+	}
+	return err
+}
+
+// cappedReader passes at most left bytes through and remembers whether the source had more.
+// Errors of the source are marked as transport errors.
+type cappedReader struct {
+	r     io.Reader
+	left  int64
+	read  int64
+	over  bool
+	probe [1]byte
+}
+
+func (c *cappedReader) limit() int64 { return c.read + c.left }
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		n, err := c.r.Read(c.probe[:])
+		if n > 0 {
+			c.over = true
+			return 0, fmt.Errorf("%w: more than %d bytes sent", ErrTooLarge, c.read)
+		}
+		if err == io.EOF {
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, &transportErr{err}
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	c.read += int64(n)
+	if err != nil && err != io.EOF {
+		err = &transportErr{err}
+	}
+	return n, err
+}
+
+// readCapped reads r to its end, at most limit bytes; more is ErrTooLarge. It reads into
+// blocks of at most 64 KiB rather than a doubling buffer, so a body that turns out too large
+// leaves no trail of abandoned copies, and holds more than smallBody only with one of the
+// large-body slots. A body that fits is returned in one slice of its exact length.
+func readCapped(ctx context.Context, r io.Reader, limit int64, large chan struct{}) ([]byte, error) {
+	const block = 64 << 10
+	var (
+		blocks [][]byte
+		total  int64
+		held   bool
+	)
+	defer func() {
+		if held {
+			<-large
+		}
+	}()
+	cur := make([]byte, 0, min(limit+1, 8<<10))
+	for {
+		if len(cur) == cap(cur) {
+			blocks = append(blocks, cur)
+			if total > limit {
+				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
+			}
+			if total >= smallBody && !held && large != nil {
+				select {
+				case large <- struct{}{}:
+					held = true
+				case <-ctx.Done():
+					return nil, &transportErr{ctx.Err()}
+				}
+			}
+			cur = make([]byte, 0, min(int64(block), limit+1-total))
+		}
+		n, err := r.Read(cur[len(cur):cap(cur)])
+		cur = cur[:len(cur)+n]
+		total += int64(n)
+		if err == io.EOF {
+			if total > limit {
+				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
+			}
+			if len(blocks) == 0 {
+				return cur, nil
+			}
+			out := make([]byte, 0, total)
+			for _, b := range blocks {
+				out = append(out, b...)
+			}
+			return append(out, cur...), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
