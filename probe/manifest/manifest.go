@@ -28,6 +28,10 @@ type Options struct {
 	ContentType string
 	// SourceMaps keeps .map files; by default they are skipped.
 	SourceMaps bool
+	// Scheme completes protocol-relative URLs ("//cdn.example.com/a.js"): the scheme the
+	// manifest or page was served with ("http" or "https"). By default they stay
+	// protocol-relative, as the manifest gave them.
+	Scheme string
 }
 
 // Skip is a manifest entry that is never requested, with the reason.
@@ -62,21 +66,23 @@ func (e *InvalidError) Error() string {
 // line. Two builds with the same assets hash the same even when their manifest bytes differ.
 func AssetsSHA256(assets []model.Asset) string {
 	refs := make([]string, 0, len(assets))
+	size := 0
 	for _, a := range assets {
 		refs = append(refs, a.Ref)
+		size += len(a.Ref) + 1
 	}
-	sort.Strings(refs)
-	h := sha256.New()
-	prev := ""
+	if !sort.StringsAreSorted(refs) {
+		sort.Strings(refs)
+	}
+	buf := make([]byte, 0, size)
 	for i, r := range refs {
-		if i > 0 && r == prev {
+		if i > 0 && r == refs[i-1] {
 			continue
 		}
-		h.Write([]byte(r))
-		h.Write([]byte{'\n'})
-		prev = r
+		buf = append(append(buf, r...), '\n')
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:])
 }
 
 // snippet quotes the start of body for error messages.

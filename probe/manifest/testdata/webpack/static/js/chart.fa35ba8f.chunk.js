@@ -1,0 +1,2 @@
+"use strict";(Array.isArray(self.webpackChunkw)?self.webpackChunkw:self.webpackChunkw=[]).push([[65],{764(e,s,a){function c(){console.log("chart")}a.d(s,{draw:()=>c})}}]);
+//# sourceMappingURL=chart.fa35ba8f.chunk.js.map
