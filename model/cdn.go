@@ -31,6 +31,9 @@ type AssetCheck struct {
 	IntegrityError string
 	// Integrity is the hash the bytes were checked against.
 	Integrity string
+	// IntegrityUnchecked says why the bytes could not be checked against Integrity (the body
+	// could not be read, or the hash is not one polygraph can compute): unknown, not wrong.
+	IntegrityUnchecked string
 }
 
 // Origin returns the answer of origin slot: 0 is the primary, 1.. the replicas.

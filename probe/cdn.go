@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/probe/manifest"
 )
 
 // CDN checks that assets exist on the CDN's primary origin and its replicas. Each unique URL
@@ -25,8 +27,12 @@ type CDN struct {
 	o        options
 	bases    []*url.URL
 	hosts    map[string]*cdnHost
+	large    chan struct{}
 	requests atomic.Int64
 }
+
+// integrityBodies is how many asset bodies over smallBody the CDN check may hold at once.
+const integrityBodies = 4
 
 type cdnHost struct {
 	client *retryablehttp.Client
@@ -38,7 +44,7 @@ type cdnHost struct {
 // bounds the requests in flight per host and WithRate limits their rate per host.
 func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 	o := build(opts)
-	c := &CDN{o: o, hosts: map[string]*cdnHost{}}
+	c := &CDN{o: o, hosts: map[string]*cdnHost{}, large: make(chan struct{}, integrityBodies)}
 	for _, b := range baseURLs {
 		u, err := url.Parse(b)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
@@ -230,7 +236,12 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 				defer wg.Done()
 				for j := range work {
 					urls, _ := c.Resolve(j.check.Ref)
-					oc := c.head(ctx, h, urls[j.slot])
+					var oc model.OriginCheck
+					if j.slot == 0 && c.o.integrity && j.check.Integrity != "" {
+						oc = c.verifyBytes(ctx, h, urls[0], j.check)
+					} else {
+						oc = c.head(ctx, h, urls[j.slot])
+					}
 					if oc.State == model.AssetOK && j.check.Integrity == "" {
 						oc.URL = ""
 					}
@@ -301,6 +312,50 @@ func (c *CDN) head(ctx context.Context, h *cdnHost, u string) model.OriginCheck 
 		oc.State = model.AssetMissing
 	default:
 		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("%s %s answered %d", method, u, status)
+	}
+	return oc
+}
+
+// verifyBytes GETs an asset whole (within the body cap) and checks it against the hash its
+// manifest carries, recording a mismatch in ac.IntegrityError.
+func (c *CDN) verifyBytes(ctx context.Context, h *cdnHost, u string, ac *model.AssetCheck) model.OriginCheck {
+	oc := model.OriginCheck{URL: u}
+	st := &tries{}
+	rctx := context.WithValue(ctx, triesKey{}, st)
+	req, err := retryablehttp.NewRequestWithContext(rctx, http.MethodGet, u, nil)
+	if err != nil {
+		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("building request for %s: %v", u, err)
+		return oc
+	}
+	req.Header.Set("User-Agent", "polygraph")
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	resp, err := h.client.Do(req)
+	if resp == nil {
+		oc.State, oc.Error = model.AssetUnchecked, describe(rctx, err, "GET "+u, st).Error()
+		return oc
+	}
+	defer resp.Body.Close()
+	oc.Status = resp.StatusCode
+	switch {
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		oc.State = model.AssetMissing
+		return oc
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("GET %s answered %d", u, resp.StatusCode)
+		return oc
+	}
+	oc.State = model.AssetOK
+	body, err := readBody(ctx, resp, c.o.maxBody, c.large)
+	if err != nil {
+		ac.IntegrityUnchecked = fmt.Sprintf("reading GET %s: %v", u, err)
+		return oc
+	}
+	var ie *manifest.IntegrityError
+	switch err := manifest.VerifyIntegrity(ac.Integrity, body); {
+	case errors.As(err, &ie):
+		ac.IntegrityError = ie.Error()
+	case err != nil:
+		ac.IntegrityUnchecked = err.Error()
 	}
 	return oc
 }

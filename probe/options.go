@@ -56,6 +56,7 @@ type options struct {
 	onDone        func(model.Observation)
 	rate          float64
 	replicas      bool
+	integrity     bool
 }
 
 func defaults() options {
@@ -143,6 +144,11 @@ func WithRate(perSecond float64) Option { return func(o *options) { o.rate = per
 
 // WithReplicas checks every asset on the replica origins too. The default is true.
 func WithReplicas(on bool) Option { return func(o *options) { o.replicas = on } }
+
+// WithIntegrity fetches the primary's bytes of every asset whose manifest entry carries a
+// hash (SRI, ngsw SHA-1, Sprockets SHA-256, Mix md5) and checks them, instead of a HEAD. The
+// default is false: existence only.
+func WithIntegrity(on bool) Option { return func(o *options) { o.integrity = on } }
 
 func build(opts []Option) options {
 	o := defaults()

@@ -367,11 +367,15 @@ func (j *judge) assets() {
 				Message:  fmt.Sprintf("%s: the CDN's bytes do not match the manifest's hash: %s", p.URL, ac.IntegrityError),
 				Evidence: map[string]string{"want": ac.Integrity}})
 		}
+		if ac.IntegrityUnchecked != "" {
+			j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids, URL: p.URL, Status: p.Status,
+				Message: fmt.Sprintf("%s exists, but its bytes could not be checked against the manifest's hash (%s): unknown, not wrong", p.URL, ac.IntegrityUnchecked)})
+		}
 	}
 }
 
 func problem(ac *model.AssetCheck) bool {
-	if ac.State != model.AssetOK || ac.IntegrityError != "" {
+	if ac.State != model.AssetOK || ac.IntegrityError != "" || ac.IntegrityUnchecked != "" {
 		return true
 	}
 	for _, r := range ac.Replicas {

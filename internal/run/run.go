@@ -226,6 +226,7 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 		probe.WithConcurrency(cfg.CDN.Concurrency),
 		probe.WithRate(cfg.CDN.Rate),
 		probe.WithReplicas(*cfg.CDN.CheckReplicas),
+		probe.WithIntegrity(cfg.CDN.VerifyIntegrity),
 		probe.WithTLS(nil),
 	)
 }
