@@ -69,7 +69,11 @@ func readBody(ctx context.Context, resp *http.Response, limit int64, large chan 
 	default:
 		return nil, fmt.Errorf("%w: Content-Encoding %q was not asked for", ErrEncoding, enc)
 	}
-	body, err := readCapped(ctx, r, limit, large)
+	hint := int64(0)
+	if r == io.Reader(wire) && resp.ContentLength > 0 {
+		hint = resp.ContentLength // identity: the first block can hold the whole body
+	}
+	body, err := readCappedHint(ctx, r, limit, large, hint)
 	if err != nil {
 		err = wireErr(wire, err)
 		decoded := r != io.Reader(wire)
@@ -149,6 +153,13 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 // leaves no trail of abandoned copies, and holds more than smallBody only with one of the
 // large-body slots. A body that fits is returned in one slice of its exact length.
 func readCapped(ctx context.Context, r io.Reader, limit int64, large chan struct{}) ([]byte, error) {
+	return readCappedHint(ctx, r, limit, large, 0)
+}
+
+// readCappedHint is readCapped with the expected size (a Content-Length, 0 when unknown): a
+// body that fits in smallBody is then read into one allocation of its exact size (plus the
+// byte that detects the end), instead of growing blocks joined at the end.
+func readCappedHint(ctx context.Context, r io.Reader, limit int64, large chan struct{}, hint int64) ([]byte, error) {
 	const block = 64 << 10
 	var (
 		blocks [][]byte
@@ -160,7 +171,11 @@ func readCapped(ctx context.Context, r io.Reader, limit int64, large chan struct
 			<-large
 		}
 	}()
-	cur := make([]byte, 0, min(limit+1, 8<<10))
+	first := int64(8 << 10)
+	if hint > 0 && hint < smallBody {
+		first = hint + 1
+	}
+	cur := make([]byte, 0, min(limit+1, first))
 	for {
 		if len(cur) == cap(cur) {
 			blocks = append(blocks, cur)

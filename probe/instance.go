@@ -36,6 +36,7 @@ type Prober struct {
 }
 
 type parsed struct {
+	once       sync.Once
 	format     string
 	assets     []model.Asset
 	assetsHash string
@@ -507,26 +508,28 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 
 // parse parses manifest bytes once per distinct content.
 func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
+	// Identical bytes (served with the same Content-Type, which detection weighs) are parsed
+	// once, even when many instances answer with a new build at the same moment.
+	key := sum + "\x00" + contentType
 	p.mu.Lock()
-	pm, ok := p.parsed[sum]
-	p.mu.Unlock()
-	if ok {
-		return pm
+	pm, ok := p.parsed[key]
+	if !ok {
+		pm = &parsed{}
+		p.parsed[key] = pm
 	}
-	o := &p.o
-	pm = &parsed{}
-	m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
-		Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps,
-	})
-	if err != nil {
-		pm.invalid = err.Error()
-	} else {
+	p.mu.Unlock()
+	pm.once.Do(func() {
+		o := &p.o
+		m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
+			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps,
+		})
+		if err != nil {
+			pm.invalid = err.Error()
+			return
+		}
 		pm.format, pm.assets, pm.skipped = string(m.Format), m.Assets, len(m.Skipped)
 		pm.assetsHash = manifest.AssetsSHA256(m.Assets)
-	}
-	p.mu.Lock()
-	p.parsed[sum] = pm
-	p.mu.Unlock()
+	})
 	return pm
 }
 

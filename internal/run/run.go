@@ -47,6 +47,8 @@ type Options struct {
 	// Discovered is called once the fleet is listed, with the number of instances, before any
 	// is probed (the CLI sizes its memory limit there).
 	Discovered func(instances int)
+	// Probed is called once every instance has been probed, before the CDN check.
+	Probed func()
 	// Progress is called after each instance is probed, with the counts so far.
 	Progress func(done, total int)
 	// Probe adds probe options (fast backoff and dialers in tests).
