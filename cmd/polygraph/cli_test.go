@@ -40,7 +40,14 @@ func TestMain(m *testing.M) {
 // polygraph runs the real binary and returns stdout, stderr and the exit code.
 func polygraph(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return execIn(t, "", env, args...)
+}
+
+// execIn runs the real binary in dir ("" for the test's own) with extra environment.
+func execIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -27,7 +27,7 @@ func policyCommand() *cli.Command {
 			ArgsUsage: "PATH...|-",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
-				&cli.StringFlag{Name: "fail-on", Value: "error", Usage: "exit 1 on findings at or above: error, warning or never", EnvVars: env("fail-on")},
+				failOnFlag(),
 				&cli.BoolFlag{Name: "resolve", Usage: "ask the registries: suggest digests and detect moved tags", EnvVars: env("resolve")},
 			},
 			Action: policyCheck,
@@ -35,17 +35,13 @@ func policyCommand() *cli.Command {
 	}
 }
 
-// policyFailOn maps --fail-on to the severity threshold ("" for never).
-func policyFailOn(s string) (policy.Severity, error) {
-	switch s {
-	case "error":
-		return policy.SeverityError, nil
-	case "warning":
-		return policy.SeverityWarning, nil
-	case "never":
-		return "", nil
+// policyFailOn maps --fail-on to the policy's severity threshold ("" for never).
+func policyFailOn(c *cli.Context) (policy.Severity, error) {
+	sev, err := failOn(c)
+	if err != nil || sev == "never" {
+		return "", err
 	}
-	return "", fmt.Errorf("--fail-on: %q is not error, warning or never", s)
+	return policy.Severity(sev), nil
 }
 
 func policyFormat(s string) (policy.Format, error) {
@@ -66,9 +62,9 @@ func policyCheck(c *cli.Context) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	failOn, err := policyFailOn(c.String("fail-on"))
+	failOn, err := policyFailOn(c)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	paths := c.Args().Slice()
 	if len(paths) == 0 {

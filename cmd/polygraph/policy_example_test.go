@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -62,17 +59,9 @@ func policyRecipeCommands(t *testing.T, path string) []string {
 	return out
 }
 
-// TestPolicyExamples builds the real binary and runs every `polygraph policy check` command of
+// TestPolicyExamples runs the real binary (built by TestMain) on every `polygraph policy check` command of
 // the CI recipes in examples/policy, as the CI would, asserting exit status and findings.
 func TestPolicyExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "polygraph")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	dir, err := filepath.Abs("../../examples/policy")
 	if err != nil {
 		t.Fatal(err)
@@ -100,27 +89,15 @@ func TestPolicyExamples(t *testing.T) {
 				if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
 					t.Fatal(err)
 				}
-				cmd := exec.Command(bin, args...)
-				cmd.Dir = work
-				cmd.Env = append(os.Environ(), "NO_COLOR=1")
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				err := cmd.Run()
-				code := 0
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					code = ee.ExitCode()
-				} else if err != nil {
-					t.Fatal(err)
-				}
+				out, errOut, code := execIn(t, work, []string{"NO_COLOR=1"}, args...)
 				wantCode := 1
 				if strings.Contains(line, "--fail-on never") {
 					wantCode = 0
 				}
 				if code != wantCode {
-					t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, wantCode, stdout.String(), stderr.String())
+					t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, wantCode, out, errOut)
 				}
-				got := policyFindingsOf(t, line, stdout.Bytes())
+				got := policyFindingsOf(t, line, []byte(out))
 				if strings.Join(got, "\n") != strings.Join(wantFindings, "\n") {
 					t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantFindings, "\n"))
 				}

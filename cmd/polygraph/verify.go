@@ -26,14 +26,20 @@ func init() {
 		UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
-			&cli.StringFlag{Name: "fail-on", Value: "error", Usage: "exit 1 on findings at or above: error, warning or never", EnvVars: env("fail-on")},
+			failOnFlag(),
 			&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
 		},
 		Action: verifyAction,
 	})
 }
 
-// failOn parses --fail-on.
+// failOnFlag is the --fail-on flag of verify and policy check.
+func failOnFlag() cli.Flag {
+	return &cli.StringFlag{Name: "fail-on", Value: "error", Usage: "exit 1 on findings at or above: error, warning or never", EnvVars: env("fail-on")}
+}
+
+// failOn parses --fail-on: the severity at or above which findings fail the run ("never" never
+// does).
 func failOn(c *cli.Context) (model.Severity, error) {
 	switch v := c.String("fail-on"); v {
 	case "error", "warning", "never":
