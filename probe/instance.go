@@ -32,7 +32,7 @@ type Prober struct {
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
-	parsed map[string]*parsed // by manifest sha256: identical bytes are parsed once
+	parsed map[string]*parsed // by manifest sha256 and Content-Type: identical bytes are parsed once
 }
 
 type parsed struct {
