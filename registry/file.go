@@ -41,11 +41,13 @@ type File struct {
 // Errors: *NotFoundError (image, platform or file missing, or deleted by a whiteout),
 // *TooLargeError, *NotRegularError, *UnavailableError, *AuthError, *ReferenceError.
 func (c *Client) ReadFile(ctx context.Context, ref, platform, filePath string) (*File, error) {
-	res, err := c.resolve(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	return c.readFile(ctx, res, platform, filePath)
+	return bounded(ctx, "reading "+filePath+" from", ref, c.registryOf(ref), func() (*File, error) {
+		res, err := c.resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		return c.readFile(ctx, res, platform, filePath)
+	})
 }
 
 func (c *Client) readFile(ctx context.Context, res *resolution, platform, filePath string) (*File, error) {

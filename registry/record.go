@@ -24,11 +24,13 @@ func (c *Client) Record(ctx context.Context, image, platform, manifestFile strin
 	if _, err := parsePlatform(platform); err != nil {
 		return nil, err
 	}
-	res, err := c.resolve(ctx, image)
+	res, err := bounded(ctx, "resolving", image, c.registryOf(image), func() (*resolution, error) { return c.resolve(ctx, image) })
 	if err != nil {
 		return nil, err
 	}
-	f, err := c.readFile(ctx, res, platform, manifestFile)
+	f, err := bounded(ctx, "reading "+manifestFile+" from", image, c.registryOf(image), func() (*File, error) {
+		return c.readFile(ctx, res, platform, manifestFile)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -224,6 +226,50 @@ func TestDeadline(t *testing.T) {
 	}
 }
 
+// A registry that keeps failing makes the library back off (1s, then 3s) without watching the
+// context; the client must still return at the deadline.
+func TestDeadlineDuringBackoff(t *testing.T) {
+	srv := regtest.NewServer(regtest.WithMiddleware(func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/manifests/") {
+				http.Error(w, "unavailable", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	defer srv.Close()
+	c, err := registry.New(registry.WithCacheDir(""), registry.WithTransport(loopbackOnly()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"resolve", func(ctx context.Context) error { _, err := c.Resolve(ctx, srv.Ref("app:v1")); return err }},
+		{"read", func(ctx context.Context) error {
+			_, err := c.ReadFile(ctx, srv.Ref("app:v1"), "", "/a.json")
+			return err
+		}},
+		{"record", func(ctx context.Context) error { _, err := c.Record(ctx, srv.Ref("app:v1"), "", "/a.json"); return err }},
+	} {
+		t.Run(call.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err := call.f(ctx)
+			var ue *registry.UnavailableError
+			if !errors.As(err, &ue) {
+				t.Errorf("err = %v, want *UnavailableError", err)
+			}
+			if d := time.Since(start); d > 800*time.Millisecond {
+				t.Errorf("returned after %s, past the 300ms deadline (the library's 1s backoff sleep)", d)
+			}
+		})
+	}
+}
+
 func TestEquivalent(t *testing.T) {
 	const (
 		idx = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
@@ -337,4 +383,17 @@ func TestLoadRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loopbackOnly is a transport that refuses, before any lookup or packet, every address that is
+// not loopback.
+func loopbackOnly() *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("refusing to dial %s: tests only talk to loopback", addr)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
 }

@@ -136,7 +136,7 @@ type platformImage struct {
 // pull limits) and falls back to GET when the registry answers HEAD with 404 or 405, or without
 // a digest; manifests are then read by digest, from the disk cache when there.
 func (c *Client) Resolve(ctx context.Context, ref string) (*DigestSet, error) {
-	r, err := c.resolve(ctx, ref)
+	r, err := bounded(ctx, "resolving", ref, c.registryOf(ref), func() (*resolution, error) { return c.resolve(ctx, ref) })
 	if err != nil {
 		return nil, err
 	}
