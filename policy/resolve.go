@@ -22,7 +22,9 @@ func (f ResolverFunc) Digest(ctx context.Context, tag name.Tag) (string, error) 
 
 // RemoteResolver returns a Resolver that asks the registry (HEAD, then GET for registries that
 // do not answer HEAD) with the default keychain (docker config, credential helpers). Extra
-// remote options are appended.
+// remote options are appended. The CLI resolves through polygraph's registry client instead
+// (ECR credentials, one token per registry, a hard deadline); this one keeps the package usable
+// on its own.
 func RemoteResolver(opts ...remote.Option) Resolver {
 	return ResolverFunc(func(ctx context.Context, tag name.Tag) (string, error) {
 		o := append([]remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}, opts...)

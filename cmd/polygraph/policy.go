@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/policy"
+	"github.com/polygraph-dev/polygraph/registry"
 )
 
 func init() {
@@ -86,7 +88,11 @@ func policyCheck(c *cli.Context) error {
 	}
 	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
 	if c.Bool("resolve") {
-		opts = append(opts, policy.WithResolver(policy.RemoteResolver()))
+		resolver, err := policyResolver(g)
+		if err != nil {
+			return usageErr(err)
+		}
+		opts = append(opts, policy.WithResolver(resolver))
 		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
 			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
 		} else {
@@ -109,4 +115,20 @@ func policyCheck(c *cli.Context) error {
 		return findingsExit
 	}
 	return nil
+}
+
+// policyResolver resolves tags through the same registry client as verify and release record:
+// the Docker keychain plus Amazon ECR, one ping and token per registry, and a hard deadline.
+func policyResolver(g *globals) (policy.Resolver, error) {
+	client, err := registry.New(registry.WithLogger(g.logger), registry.WithCacheDir(""))
+	if err != nil {
+		return nil, err
+	}
+	return policy.ResolverFunc(func(ctx context.Context, tag name.Tag) (string, error) {
+		set, err := client.Resolve(ctx, tag.String())
+		if err != nil {
+			return "", err
+		}
+		return set.Digest, nil
+	}), nil
 }
