@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // ErrTooLarge is returned when a body, as sent or once decoded, exceeds its cap.
@@ -149,39 +150,68 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 }
 
 // readCapped reads r to its end, at most limit bytes; more is ErrTooLarge. It reads into
-// blocks of at most 64 KiB rather than a doubling buffer, so a body that turns out too large
+// pooled blocks of 64 KiB rather than a doubling buffer, so a body that turns out too large
 // leaves no trail of abandoned copies, and holds more than smallBody only with one of the
-// large-body slots. A body that fits is returned in one slice of its exact length.
+// large-body slots. A body that fits is returned in one slice of its exact length, the only
+// allocation a body costs once the pool is warm.
 func readCapped(ctx context.Context, r io.Reader, limit int64, large chan struct{}) ([]byte, error) {
 	return readCappedHint(ctx, r, limit, large, 0)
 }
 
+// blockSize is the size of the pooled read blocks.
+const blockSize = 64 << 10
+
+var blocks = sync.Pool{New: func() any { b := make([]byte, blockSize); return &b }}
+
 // readCappedHint is readCapped with the expected size (a Content-Length, 0 when unknown): a
-// body that fits in smallBody is then read into one allocation of its exact size (plus the
-// byte that detects the end), instead of growing blocks joined at the end.
+// body that fits in smallBody is then read straight into one allocation of its exact size
+// (plus the byte that detects the end).
 func readCappedHint(ctx context.Context, r io.Reader, limit int64, large chan struct{}, hint int64) ([]byte, error) {
-	const block = 64 << 10
+	if hint > 0 && hint < smallBody && hint <= limit {
+		buf := make([]byte, 0, hint+1)
+		for {
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			switch {
+			case err == io.EOF:
+				return buf, nil
+			case err != nil:
+				return nil, err
+			case len(buf) == cap(buf): // longer than announced: read on in blocks
+				rest, err := readBlocks(ctx, r, limit, large, int64(len(buf)))
+				if err != nil {
+					return nil, err
+				}
+				return append(buf, rest...), nil
+			}
+		}
+	}
+	return readBlocks(ctx, r, limit, large, 0)
+}
+
+// readBlocks reads the rest of r into pooled blocks, counting already bytes read before, and
+// returns it in one slice of its exact length.
+func readBlocks(ctx context.Context, r io.Reader, limit int64, large chan struct{}, already int64) ([]byte, error) {
 	var (
-		blocks [][]byte
-		total  int64
-		held   bool
+		full  []*[]byte // filled blocks
+		cur   = blocks.Get().(*[]byte)
+		n     int // bytes in cur
+		total = already
+		held  bool
 	)
 	defer func() {
+		for _, b := range full {
+			blocks.Put(b)
+		}
+		blocks.Put(cur)
 		if held {
 			<-large
 		}
 	}()
-	first := int64(8 << 10)
-	if hint > 0 && hint < smallBody {
-		first = hint + 1
-	}
-	cur := make([]byte, 0, min(limit+1, first))
 	for {
-		if len(cur) == cap(cur) {
-			blocks = append(blocks, cur)
-			if total > limit {
-				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
-			}
+		if n == blockSize {
+			full = append(full, cur)
+			cur, n = blocks.Get().(*[]byte), 0
 			if total >= smallBody && !held && large != nil {
 				select {
 				case large <- struct{}{}:
@@ -190,23 +220,19 @@ func readCappedHint(ctx context.Context, r io.Reader, limit int64, large chan st
 					return nil, &transportErr{ctx.Err()}
 				}
 			}
-			cur = make([]byte, 0, min(int64(block), limit+1-total))
 		}
-		n, err := r.Read(cur[len(cur):cap(cur)])
-		cur = cur[:len(cur)+n]
-		total += int64(n)
+		m, err := r.Read((*cur)[n:])
+		n += m
+		total += int64(m)
+		if total > limit {
+			return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
+		}
 		if err == io.EOF {
-			if total > limit {
-				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
+			out := make([]byte, 0, total-already)
+			for _, b := range full {
+				out = append(out, *b...)
 			}
-			if len(blocks) == 0 {
-				return cur, nil
-			}
-			out := make([]byte, 0, total)
-			for _, b := range blocks {
-				out = append(out, b...)
-			}
-			return append(out, cur...), nil
+			return append(out, (*cur)[:n]...), nil
 		}
 		if err != nil {
 			return nil, err
