@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,62 +189,76 @@ func (c *CDN) Resolve(ref string) ([]string, string) {
 	return urls, ""
 }
 
+// cdnJob is one request: asset idx on origin slot (0 primary, 1.. replicas).
 type cdnJob struct {
-	check *model.AssetCheck
-	slot  int // 0 primary, else replica index + 1
+	idx, slot int32
 }
 
+// integrityResult is the outcome of checking one asset's bytes.
+type integrityResult struct{ mismatch, unchecked string }
+
 // Check checks every unique asset. Assets that cannot be resolved onto a base are counted as
-// skipped and never requested. To keep a large run lean, URLs are resolved again by the worker
-// that requests them and kept only for answers the report will name (not OK).
+// skipped and never requested. To keep a large run lean, answers are kept compactly while the
+// checks run, URLs are resolved again by the worker that requests them, and an AssetCheck is
+// built only for the assets a report names (see model.AssetCheck.Problem); the others are
+// counted in Checked.
 func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult {
-	res := &model.CDNResult{Checks: make(map[string]*model.AssetCheck, len(assets))}
-	byHost := map[string][]cdnJob{}
-	seenSkip := map[string]bool{}
+	res := &model.CDNResult{Checks: map[string]*model.AssetCheck{}}
+	todo := make([]model.Asset, 0, len(assets))
+	seen := make(map[string]struct{}, len(assets))
 	for _, a := range assets {
-		if _, done := res.Checks[a.Ref]; done || seenSkip[a.Ref] {
+		if _, done := seen[a.Ref]; done {
 			continue
 		}
-		urls, reason := c.Resolve(a.Ref)
-		if reason != "" {
-			seenSkip[a.Ref] = true
+		seen[a.Ref] = struct{}{}
+		if _, reason := c.Resolve(a.Ref); reason != "" {
 			res.Skipped++
 			c.o.logger.Debug("asset skipped", "ref", a.Ref, "reason", reason)
 			continue
 		}
-		ac := &model.AssetCheck{Ref: a.Ref, Integrity: a.Integrity}
-		res.Checks[a.Ref] = ac
-		n := 1
-		if c.o.replicas {
-			n = len(urls)
-			ac.Replicas = make([]model.OriginCheck, n-1)
-		}
-		for slot := range n {
-			key := hostKey(c.bases[slot])
-			byHost[key] = append(byHost[key], cdnJob{check: ac, slot: slot})
+		todo = append(todo, a)
+	}
+	seen = nil
+	origins := 1
+	if c.o.replicas {
+		origins = len(c.bases)
+	}
+	answers := make([]model.OriginCheck, len(todo)*origins)
+	var (
+		imu       sync.Mutex
+		integrity = map[int32]integrityResult{}
+	)
+	byHost := map[string][]cdnJob{}
+	for slot := range origins {
+		key := hostKey(c.bases[slot])
+		for i := range todo {
+			byHost[key] = append(byHost[key], cdnJob{idx: int32(i), slot: int32(slot)})
 		}
 	}
 	var wg sync.WaitGroup
 	for key, jobs := range byHost {
 		h := c.hosts[key]
-		sort.Slice(jobs, func(i, j int) bool { return jobs[i].check.Ref < jobs[j].check.Ref })
 		work := make(chan cdnJob)
 		for range min(c.o.concurrency, len(jobs)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for j := range work {
-					urls, _ := c.Resolve(j.check.Ref)
+					a := &todo[j.idx]
+					urls, _ := c.Resolve(a.Ref)
 					var oc model.OriginCheck
-					if j.slot == 0 && c.o.integrity && j.check.Integrity != "" {
-						oc = c.verifyBytes(ctx, h, urls[0], j.check)
+					if j.slot == 0 && c.o.integrity && a.Integrity != "" {
+						var ir integrityResult
+						oc, ir = c.verifyBytes(ctx, h, urls[0], a.Integrity)
+						if ir != (integrityResult{}) {
+							imu.Lock()
+							integrity[j.idx] = ir
+							imu.Unlock()
+						}
 					} else {
 						oc = c.head(ctx, h, urls[j.slot])
 					}
-					if oc.State == model.AssetOK && j.check.Integrity == "" {
-						oc.URL = ""
-					}
-					*j.check.Origin(j.slot) = oc
+					answers[int(j.idx)*origins+int(j.slot)] = oc
 				}
 			}()
 		}
@@ -263,14 +276,24 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 		}()
 	}
 	wg.Wait()
-	for _, ac := range res.Checks {
-		for slot := range 1 + len(ac.Replicas) {
+	res.Checked = len(todo)
+	for i, a := range todo {
+		mine := answers[i*origins : (i+1)*origins]
+		ac := model.AssetCheck{Ref: a.Ref, Integrity: a.Integrity, Primary: mine[0], Replicas: mine[1:]}
+		if ir, ok := integrity[int32(i)]; ok {
+			ac.IntegrityError, ac.IntegrityUnchecked = ir.mismatch, ir.unchecked
+		}
+		for slot := range origins {
 			if oc := ac.Origin(slot); oc.State == "" {
-				urls, _ := c.Resolve(ac.Ref)
+				urls, _ := c.Resolve(a.Ref)
 				*oc = model.OriginCheck{URL: urls[slot], State: model.AssetUnchecked, Error: "not checked: " + deadlineWords(ctx)}
 			}
 		}
-		ac.State = combine(ac)
+		ac.State = combine(&ac)
+		if ac.Problem() {
+			ac.Replicas = append([]model.OriginCheck(nil), ac.Replicas...) // not the shared array
+			res.Checks[a.Ref] = &ac
+		}
 	}
 	res.Requests = c.Requests()
 	return res
@@ -294,8 +317,13 @@ func combine(ac *model.AssetCheck) model.AssetState {
 
 // head asks one origin for one URL: HEAD, falling back to a one-byte ranged GET when HEAD is
 // refused (405/501).
-func (c *CDN) head(ctx context.Context, h *cdnHost, u string) model.OriginCheck {
-	oc := model.OriginCheck{URL: u}
+func (c *CDN) head(ctx context.Context, h *cdnHost, u string) (oc model.OriginCheck) {
+	oc.URL = u
+	defer func() {
+		if oc.State == model.AssetOK {
+			oc.URL = "" // kept only for answers a report names
+		}
+	}()
 	method := http.MethodHead
 	status, err := c.do(ctx, h, method, u)
 	if err == nil && (status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented) {
@@ -316,48 +344,49 @@ func (c *CDN) head(ctx context.Context, h *cdnHost, u string) model.OriginCheck 
 	return oc
 }
 
-// verifyBytes GETs an asset whole (within the body cap) and checks it against the hash its
-// manifest carries, recording a mismatch in ac.IntegrityError.
-func (c *CDN) verifyBytes(ctx context.Context, h *cdnHost, u string, ac *model.AssetCheck) model.OriginCheck {
+// verifyBytes GETs an asset whole (within the body cap) and checks it against integrity, the
+// hash its manifest carries.
+func (c *CDN) verifyBytes(ctx context.Context, h *cdnHost, u, integrity string) (model.OriginCheck, integrityResult) {
 	oc := model.OriginCheck{URL: u}
+	var ir integrityResult
 	st := &tries{}
 	rctx := context.WithValue(ctx, triesKey{}, st)
 	req, err := retryablehttp.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
 		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("building request for %s: %v", u, err)
-		return oc
+		return oc, ir
 	}
 	req.Header.Set("User-Agent", "polygraph")
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 	resp, err := h.client.Do(req)
 	if resp == nil {
 		oc.State, oc.Error = model.AssetUnchecked, describe(rctx, err, "GET "+u, st).Error()
-		return oc
+		return oc, ir
 	}
 	defer resp.Body.Close()
 	oc.Status = resp.StatusCode
 	switch {
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		oc.State = model.AssetMissing
-		return oc
+		return oc, ir
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("GET %s answered %d", u, resp.StatusCode)
-		return oc
+		return oc, ir
 	}
 	oc.State = model.AssetOK
 	body, err := readBody(ctx, resp, c.o.maxBody, c.large)
 	if err != nil {
-		ac.IntegrityUnchecked = fmt.Sprintf("reading GET %s: %v", u, err)
-		return oc
+		ir.unchecked = fmt.Sprintf("reading GET %s: %v", u, err)
+		return oc, ir
 	}
 	var ie *manifest.IntegrityError
-	switch err := manifest.VerifyIntegrity(ac.Integrity, body); {
+	switch err := manifest.VerifyIntegrity(integrity, body); {
 	case errors.As(err, &ie):
-		ac.IntegrityError = ie.Error()
+		ir.mismatch = ie.Error()
 	case err != nil:
-		ac.IntegrityUnchecked = err.Error()
+		ir.unchecked = err.Error()
 	}
-	return oc
+	return oc, ir
 }
 
 func (c *CDN) do(ctx context.Context, h *cdnHost, method, u string) (int, error) {

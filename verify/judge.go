@@ -323,7 +323,7 @@ func (j *judge) assets() {
 		l := lists[h]
 		for _, a := range l.assets {
 			ac := cdn.Checks[a.Ref]
-			if ac == nil || !problem(ac) {
+			if ac == nil || !ac.Problem() {
 				continue
 			}
 			refIDs[a.Ref] = append(refIDs[a.Ref], l.ids...)
@@ -372,18 +372,6 @@ func (j *judge) assets() {
 				Message: fmt.Sprintf("%s exists, but its bytes could not be checked against the manifest's hash (%s): unknown, not wrong", p.URL, ac.IntegrityUnchecked)})
 		}
 	}
-}
-
-func problem(ac *model.AssetCheck) bool {
-	if ac.State != model.AssetOK || ac.IntegrityError != "" || ac.IntegrityUnchecked != "" {
-		return true
-	}
-	for _, r := range ac.Replicas {
-		if r.State == model.AssetMissing {
-			return true
-		}
-	}
-	return false
 }
 
 func orStatus(o model.OriginCheck) string {
@@ -480,7 +468,7 @@ func (j *judge) report() *model.Report {
 	}
 	r.Summary.Findings = len(r.Findings)
 	if c := j.in.CDN; c != nil {
-		r.CDN = model.CDNSummary{Checked: len(c.Checks), Skipped: c.Skipped, Requests: c.Requests}
+		r.CDN = model.CDNSummary{Checked: c.Checked, Skipped: c.Skipped, Requests: c.Requests}
 		for _, ac := range c.Checks {
 			if ac.State == model.AssetMissing {
 				r.CDN.Missing++

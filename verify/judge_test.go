@@ -41,7 +41,7 @@ func release() *model.Release {
 }
 
 func cdn(missing ...string) *model.CDNResult {
-	r := &model.CDNResult{Checks: map[string]*model.AssetCheck{}}
+	r := &model.CDNResult{Checks: map[string]*model.AssetCheck{}, Checked: len(buildA) + len(buildB)}
 	for _, a := range append(append([]model.Asset{}, buildA...), buildB...) {
 		st := model.AssetOK
 		if slices.Contains(missing, a.Ref) {
