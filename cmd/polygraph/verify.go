@@ -137,7 +137,7 @@ func progressBar(w io.Writer, g *globals) func(done, total int) {
 // softMemoryLimit sets a soft memory limit sized to the fleet, unless GOMEMLIMIT is set: the
 // garbage collector then keeps the heap near what the run needs instead of letting it double
 // (GOGC=100). A verifier runs on small CI runners and on-call laptops during incidents; the
-// fleet benchmark (10,000 instances) measured peak RSS 72 -> 46 MiB for about 55% more CPU.
+// fleet benchmark (10,000 instances) measured peak RSS 63 -> 45 MiB for about 35% more CPU.
 // The limit is soft: a run that needs more gets it, and raiseMemoryLimit keeps it at least
 // twice the live heap so the collector never thrashes. GOMEMLIMIT=off turns it off.
 func softMemoryLimit(instances int) {
