@@ -51,13 +51,3 @@ var Rules = []RuleInfo{
 		"With --resolve, tag references into Amazon ECR repositories whose image tag mutability is MUTABLE can be overwritten by any push. Set the repository to IMMUTABLE (aws ecr put-image-tag-mutability --image-tag-mutability IMMUTABLE), and pin by digest.",
 		SeverityWarning},
 }
-
-// ruleInfo returns the documentation of a rule.
-func ruleInfo(id string) RuleInfo {
-	for _, r := range Rules {
-		if r.ID == id {
-			return r
-		}
-	}
-	return RuleInfo{ID: id}
-}

@@ -218,7 +218,6 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 		}
 		todo = append(todo, a)
 	}
-	seen = nil
 	origins := 1
 	if c.o.replicas {
 		origins = len(c.bases)

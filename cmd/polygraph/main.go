@@ -66,15 +66,14 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		withCommonFlags(c)
 	}
 	return &cli.App{
-		Name:                 "polygraph",
-		Usage:                "is every instance serving exactly the release it claims, and does everything it serves exist on the CDN?",
-		Version:              polygraphVersion(),
-		Commands:             cmds,
-		Reader:               stdin,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		HideVersion:          true,
-		EnableBashCompletion: false,
+		Name:        "polygraph",
+		Usage:       "is every instance serving exactly the release it claims, and does everything it serves exist on the CDN?",
+		Version:     polygraphVersion(),
+		Commands:    cmds,
+		Reader:      stdin,
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		HideVersion: true,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr(err)
 		},

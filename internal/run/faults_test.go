@@ -48,16 +48,6 @@ func (d *dialLog) count(addr string) int {
 	return d.n[addr]
 }
 
-func (d *dialLog) total() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for _, v := range d.n {
-		n += v
-	}
-	return n
-}
-
 // world is a fleet, its CDN and the config pointing polygraph at them.
 type world struct {
 	fleet *testkit.Fleet

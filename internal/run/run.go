@@ -110,6 +110,9 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, now()))
 	defer cancel()
 	obs := probe.New(popts...).Probe(pctx, targets)
+	if o.Probed != nil {
+		o.Probed()
+	}
 
 	var cdn *model.CDNResult
 	if len(cfg.CDN.BaseURLs) > 0 {

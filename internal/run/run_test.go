@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -220,5 +221,27 @@ func TestRecordErrorsAreConfigErrors(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), path) {
 			t.Errorf("record %s: err = %v, want a *config.Error naming the file", path, err)
 		}
+	}
+}
+
+// The CLI sizes its memory limit from these callbacks: both must be called, in order.
+func TestDiscoveredThenProbed(t *testing.T) {
+	b := testkit.CRABuild("hooks", 2, 0)
+	f, err := testkit.StartFleet([]testkit.Spec{{Build: b}, {Build: b}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cdn, _ := testkit.StartCDN("/s/", b)
+	defer cdn.Close()
+	var calls []string
+	o := fast()
+	o.Discovered = func(n int) { calls = append(calls, fmt.Sprintf("discovered %d", n)) }
+	o.Probed = func() { calls = append(calls, "probed") }
+	if _, err := Verify(context.Background(), loadWorld(t, &testkit.World{Fleet: f, CDN: cdn, Good: b}, nil, nil), o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(calls, []string{"discovered 2", "probed"}) {
+		t.Errorf("calls = %v", calls)
 	}
 }

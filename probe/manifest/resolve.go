@@ -381,7 +381,7 @@ func (r *resolver) parsedBase(base string) *url.URL {
 // rest exactly as written.
 func preEscape(v string) string {
 	start := 0
-	if i := strings.Index(v, "//"); i >= 0 && (i == 0 || (strings.IndexAny(v[:i], "/?#") < 0 && strings.HasSuffix(v[:i], ":"))) {
+	if i := strings.Index(v, "//"); i >= 0 && (i == 0 || (!strings.ContainsAny(v[:i], "/?#") && strings.HasSuffix(v[:i], ":"))) {
 		start = i + 2
 		if j := strings.IndexAny(v[start:], "/?#"); j >= 0 {
 			start += j
