@@ -17,7 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/manifest"
 )
 
 // CDN checks that assets exist on the CDN's primary origin and its replicas. Each unique URL

@@ -22,7 +22,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/manifest"
 )
 
 // Prober fetches manifests and claims from instances.

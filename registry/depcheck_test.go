@@ -10,11 +10,11 @@ import (
 )
 
 // TestImports keeps registry a library below the CLI: of polygraph's packages it may import only
-// the leaves model and probe/manifest (never the HTTP prober, verify or the CLI).
+// the leaves model and manifest (never the HTTP prober, verify or the CLI).
 func TestImports(t *testing.T) {
 	allowed := map[string]bool{
 		"github.com/polygraph-dev/polygraph/model":          true,
-		"github.com/polygraph-dev/polygraph/probe/manifest": true,
+		"github.com/polygraph-dev/polygraph/manifest": true,
 		"github.com/polygraph-dev/polygraph/registry":       true, // tests and regtest
 	}
 	for _, dir := range []string{".", "regtest"} {

@@ -9,7 +9,7 @@ import (
 	"path"
 
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/manifest"
 )
 
 // Record resolves image, reads manifestFile out of its image for platform ("" is the client's

@@ -11,11 +11,11 @@ import (
 
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/manifest"
 )
 
 // TestManifestFormatsEndToEnd runs polygraph verify over a simulated fleet serving a real
-// manifest of every format (probe/manifest/testdata): with every asset on the CDN the run
+// manifest of every format (manifest/testdata): with every asset on the CDN the run
 // passes; with one removed, asset-missing names it and both instances.
 func TestManifestFormatsEndToEnd(t *testing.T) {
 	cases := []struct {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/registry/regtest"
 )

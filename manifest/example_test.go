@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/polygraph-dev/polygraph/probe/manifest"
+	"github.com/polygraph-dev/polygraph/manifest"
 )
 
 func ExampleParse() {
