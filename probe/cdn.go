@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/time/rate"
 
-	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // CDN checks that assets exist on the CDN's primary origin and its replicas. Each unique URL

@@ -21,8 +21,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/time/rate"
 
-	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // Prober fetches manifests and claims from instances.

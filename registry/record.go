@@ -8,8 +8,8 @@ import (
 	"os"
 	"path"
 
-	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // Record resolves image, reads manifestFile out of its image for platform ("" is the client's

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/polygraph-dev/polygraph/internal/testkit"
-	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // TestManifestFormatsEndToEnd runs polygraph verify over a simulated fleet serving a real

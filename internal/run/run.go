@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
-	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/fleet"
 	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/verify"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/registry/regtest"
 )
