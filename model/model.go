@@ -16,6 +16,10 @@ type Target struct {
 	Source string
 	// ReportedDigest is a digest claim known at discovery (the ec2-tag digest source).
 	ReportedDigest string
+	// Unreachable says why the target cannot be dialed at all (an EC2 instance without an
+	// address of the configured kind). The prober records it as the observation's error
+	// without dialing. Empty for an ordinary target.
+	Unreachable string
 }
 
 // Asset is one asset a manifest references.
