@@ -69,7 +69,11 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				obs[i] = p.probe(ctx, targets[i])
+				if why := targets[i].Unreachable; why != "" {
+					obs[i] = model.Observation{Target: targets[i], Error: why}
+				} else {
+					obs[i] = p.probe(ctx, targets[i])
+				}
 				if p.o.onDone != nil {
 					p.o.onDone(obs[i])
 				}
