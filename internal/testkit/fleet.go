@@ -11,6 +11,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,6 +130,26 @@ type FleetOptions struct {
 	TLS bool
 	// Host is the name the certificates cover (probe.host), beside every instance's address.
 	Host string
+	// SamePort serves every instance on one port (each on its own loopback address), as an
+	// EC2 fleet addressed by fleet.ec2.port is.
+	SamePort bool
+}
+
+// listen binds a new loopback address, on the port of the first listener when samePort is set
+// (trying further addresses when another process holds that port on one).
+func listen(samePort bool, before []net.Listener) (net.Listener, error) {
+	if !samePort || len(before) == 0 {
+		return net.Listen("tcp", NextAddr()+":0")
+	}
+	port := before[0].Addr().(*net.TCPAddr).Port
+	var err error
+	for range 20 {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", net.JoinHostPort(NextAddr(), strconv.Itoa(port))); err == nil {
+			return ln, nil
+		}
+	}
+	return nil, err
 }
 
 // next hands out loopback addresses: 127.0.1.1, 127.0.1.2, ... 127.0.1.254, 127.0.2.1, ...
@@ -165,7 +186,7 @@ func StartFleetWith(specs []Spec, fo FleetOptions) (*Fleet, error) {
 			s.ID = fmt.Sprintf("web-%d", i+1)
 		}
 		in := &Instance{Spec: s}
-		ln, err := net.Listen("tcp", NextAddr()+":0")
+		ln, err := listen(fo.SamePort, lns[:i])
 		if err != nil {
 			f.closeListeners(lns)
 			return nil, fmt.Errorf("binding instance %s: %w", s.ID, err)
