@@ -115,6 +115,10 @@ type Hook struct {
 	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
 	Expect            string   `yaml:"expect"`
 	OnError           string   `yaml:"on_error"`
+	// Concurrency is how many messages `hook serve` handles at once.
+	Concurrency int `yaml:"concurrency"`
+	// DrainTimeout is how long `hook serve` lets in-flight actions finish after SIGTERM.
+	DrainTimeout Duration `yaml:"drain_timeout"`
 }
 
 // Policy configures `policy check`.
@@ -135,13 +139,15 @@ type Exception struct {
 
 // Defaults.
 const (
-	DefaultConcurrency    = 64
-	DefaultTimeout        = 5 * time.Second
-	DefaultRetries        = 3
-	DefaultRetryBudget    = 0.2
-	DefaultCDNConcurrency = 32
-	DefaultExpiryWarning  = 336 * time.Hour
-	DefaultMaxBody        = 16 << 20
-	DefaultPlatform       = "linux/amd64"
-	DefaultManifestPath   = "/asset-manifest.json"
+	DefaultConcurrency     = 64
+	DefaultTimeout         = 5 * time.Second
+	DefaultRetries         = 3
+	DefaultRetryBudget     = 0.2
+	DefaultCDNConcurrency  = 32
+	DefaultExpiryWarning   = 336 * time.Hour
+	DefaultMaxBody         = 16 << 20
+	DefaultPlatform        = "linux/amd64"
+	DefaultManifestPath    = "/asset-manifest.json"
+	DefaultHookConcurrency = 4
+	DefaultDrainTimeout    = 30 * time.Second
 )

@@ -95,6 +95,12 @@ func (c *Config) setDefaults() {
 	if h.OnError == "" {
 		h.OnError = "abandon"
 	}
+	if h.Concurrency == 0 {
+		h.Concurrency = DefaultHookConcurrency
+	}
+	if h.DrainTimeout == 0 {
+		h.DrainTimeout = Duration(DefaultDrainTimeout)
+	}
 	if c.Policy.RequireDigest == nil {
 		t := true
 		c.Policy.RequireDigest = &t
@@ -216,6 +222,9 @@ func (v *validator) validate() {
 	}
 	if b := *c.Probe.RetryBudget; b < 0 || b > 10 {
 		v.fail("probe.retry_budget", "probe.retry_budget must be between 0 and 10, got %g", b)
+	}
+	if c.Hook.Concurrency < 1 {
+		v.fail("hook.concurrency", "hook.concurrency must be at least 1, got %d", c.Hook.Concurrency)
 	}
 	if c.CDN.Concurrency < 1 {
 		v.fail("cdn.concurrency", "cdn.concurrency must be at least 1, got %d", c.CDN.Concurrency)
