@@ -6,7 +6,19 @@ import (
 	"time"
 
 	"github.com/polygraph-dev/polygraph/internal/testkit"
+	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/registry/regtest"
 )
+
+func cdnHits(w *testkit.LaunchWorld) int {
+	n := 0
+	for _, b := range []*testkit.Build{w.Good, w.Bad} {
+		for _, a := range b.Assets {
+			n += w.CDN.Hits(a)
+		}
+	}
+	return n
+}
 
 // TestServeScale queues 200 launches at once (one in ten a re-pushed build, each delivered
 // twice as SQS may) and serves them: every action is completed exactly once, with the right
@@ -23,7 +35,10 @@ func TestServeScale(t *testing.T) {
 	}
 	for _, conc := range []int{4, 16} {
 		t.Run(fmt.Sprintf("concurrency %d", conc), func(t *testing.T) {
-			w, h := world(t, specs, "heartbeat_interval: 10s")
+			reg := &regtest.Counter{Base: testkit.LoopbackTransport()}
+			ro := fastRun()
+			ro.Registry = []registry.Option{registry.WithTransport(reg), registry.WithCacheDir("")}
+			w, h := world(t, specs, "heartbeat_interval: 10s", WithRunOptions(ro))
 			fq := w.AWS.SQS()
 			url := fq.CreateQueue("launches", 30*time.Second)
 			for i, s := range specs {
@@ -58,8 +73,9 @@ func TestServeScale(t *testing.T) {
 			for _, c := range w.AWS.Calls("") {
 				calls[c.Action]++
 			}
-			t.Logf("concurrency %d: %d launches (+%d duplicates) in %s: %.1f launches/s; calls %v; %.2f AWS calls per launch",
-				conc, n, total-n, took.Round(time.Millisecond), float64(n)/took.Seconds(), calls, float64(len(w.AWS.Calls("")))/n)
+			t.Logf("concurrency %d: %d launches (+%d duplicates) in %s: %.1f launches/s; calls %v; %.2f AWS calls and %.2f registry requests per launch; %d CDN requests",
+				conc, n, total-n, took.Round(time.Millisecond), float64(n)/took.Seconds(), calls, float64(len(w.AWS.Calls("")))/n,
+				float64(reg.Stats().Requests)/n, cdnHits(w))
 		})
 	}
 }
