@@ -252,14 +252,15 @@ func (h *Handler) verify(ctx context.Context, ev Event) (Decision, string, *mode
 	return Continue, fmt.Sprintf("%s serves the expected release", ev.InstanceID), res.Report
 }
 
-// worstAbout returns the first error finding about the instance (or about the release, like
-// tag-moved); findings about its peers alone never abandon it.
+// worstAbout returns the first error finding about the instance. Findings about its peers, or
+// about the release alone (tag-moved: the tag was re-pushed, yet this instance serves the
+// recorded release), are in the report but never abandon it.
 func worstAbout(rep *model.Report, id string) *model.Finding {
 	for i, f := range rep.Findings {
 		if f.Severity != model.SeverityError {
 			continue
 		}
-		if f.Instance == id || slices.Contains(f.Instances, id) || (f.Instance == "" && len(f.Instances) == 0) {
+		if f.Instance == id || slices.Contains(f.Instances, id) {
 			return &rep.Findings[i]
 		}
 	}

@@ -274,3 +274,17 @@ func hasKind(r *model.Report, k model.Kind) bool {
 	}
 	return false
 }
+
+func TestHandleTagMovedAbandonsOnlyTheRepushedImage(t *testing.T) {
+	w, h := world(t, []testkit.Spec{{ID: "i-recorded"}, {ID: "i-repushed"}}, "")
+	if _, _, err := testkit.Publish(context.Background(), w.Image, w.Bad); err != nil { // the tag is re-pushed after the record
+		t.Fatal(err)
+	}
+	w.Fleet.Instance("i-repushed").Set(func(s *testkit.Spec) { s.Build = w.Bad })
+	for id, want := range map[string]Decision{"i-recorded": Continue, "i-repushed": Abandon} {
+		out, err := h.Handle(context.Background(), decode(t, w.Launch(id, "tok-"+id, time.Minute)))
+		if err != nil || out.Decision != want || !hasKind(out.Report, model.KindTagMoved) {
+			t.Fatalf("%s: %+v, %v: want %s with tag-moved reported", id, out, err, want)
+		}
+	}
+}

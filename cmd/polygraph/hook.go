@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/urfave/cli/v2"
@@ -37,6 +38,7 @@ func init() {
 			UsageText: "polygraph hook serve [--config F] --queue SQS_URL",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "queue", Usage: "the SQS queue `URL` Auto Scaling (or EventBridge) sends lifecycle events to", EnvVars: env("queue")},
+				&cli.DurationFlag{Name: "visibility", Value: time.Minute, Usage: "visibility timeout of a received message, extended every third of it while worked on (whole seconds, 1s to 12h)", EnvVars: env("visibility")},
 			},
 			Action: hookServeAction,
 		}},
@@ -156,6 +158,10 @@ func hookServeAction(c *cli.Context) error {
 	if queue == "" {
 		return usageErr(errors.New("hook serve needs --queue SQS_URL"))
 	}
+	vis := c.Duration("visibility")
+	if vis < time.Second || vis > 12*time.Hour || vis%time.Second != 0 {
+		return usageErr(fmt.Errorf("--visibility must be whole seconds between 1s and 12h, got %s", vis))
+	}
 	cfg, h, err := hookSetup(c, g)
 	if err != nil {
 		return err
@@ -167,7 +173,7 @@ func hookServeAction(c *cli.Context) error {
 	log := slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
 	log.Info("serving", "queue", queue, "concurrency", cfg.Hook.Concurrency, "drain_timeout", cfg.Hook.DrainTimeout.D().String())
 	res, err := hook.Serve(c.Context, h, sqs.NewFromConfig(ac), hook.ServeOptions{
-		Queue: queue, Concurrency: cfg.Hook.Concurrency, DrainTimeout: cfg.Hook.DrainTimeout.D(), Log: log,
+		Queue: queue, Concurrency: cfg.Hook.Concurrency, DrainTimeout: cfg.Hook.DrainTimeout.D(), Log: log, Visibility: vis,
 	})
 	log.Info("stopped", "received", res.Received, "handled", res.Handled, "deleted", res.Deleted, "left", res.Left,
 		"left_at_drain", res.LeftAtDrain, "duplicates", res.Duplicates)

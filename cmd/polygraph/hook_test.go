@@ -153,3 +153,41 @@ func fmtAny(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+func TestHookServeKilled(t *testing.T) {
+	// A worker is killed (SIGKILL: no drain, no goodbye) while the instance is still booting.
+	// The message reappears once its visibility runs out, a second worker answers it, and the
+	// action is completed exactly once.
+	w, cfg := launchWorld(t, []testkit.Spec{{ID: "i-slow", Status: 503}}, "heartbeat_interval: 200ms\nready_timeout: 60s")
+	fq := w.AWS.SQS()
+	url := fq.CreateQueue("launches", 30*time.Second)
+	fq.Send(url, w.Launch("i-slow", "tok", time.Minute))
+	start := func() *exec.Cmd {
+		cmd := exec.Command(binary, "hook", "serve", "--queue", url, "--visibility", "1s")
+		cmd.Env = append(append(os.Environ(), w.Env()...), "POLYGRAPH_CONFIG="+cfg)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	first := start()
+	for deadline := time.Now().Add(20 * time.Second); len(w.AWS.Calls("RecordLifecycleActionHeartbeat")) < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	first.Process.Kill()
+	first.Wait()
+	if act, _ := w.AWS.AutoScaling().Action("tok"); act.Result != "" || fq.Stats(url).Deleted != 0 {
+		t.Fatalf("after the kill: action %+v, queue %+v", act, fq.Stats(url))
+	}
+	w.Fleet.Instance("i-slow").Set(func(s *testkit.Spec) { s.Status = 0 })
+	second := start()
+	for deadline := time.Now().Add(20 * time.Second); fq.Stats(url).Deleted < 1 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	second.Process.Signal(syscall.SIGTERM)
+	second.Wait()
+	act, _ := w.AWS.AutoScaling().Action("tok")
+	if act.Result != "CONTINUE" || act.Completions != 1 || fq.Stats(url).MaxReceives < 2 || second.ProcessState.ExitCode() != 0 {
+		t.Fatalf("action %+v, queue %+v, exit %d", act, fq.Stats(url), second.ProcessState.ExitCode())
+	}
+}
