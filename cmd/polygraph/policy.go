@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	commands = append(commands, policyCommand())
+	commands = append(commands, policyCommand)
 }
 
 func policyCommand() *cli.Command {
@@ -30,7 +30,7 @@ func policyCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
 				failOnFlag(),
-				&cli.BoolFlag{Name: "resolve", Usage: "ask the registries: suggest digests and detect moved tags", EnvVars: env("resolve")},
+				boolFlag("resolve", nil, "ask the registries: suggest digests and detect moved tags"),
 			},
 			Action: policyCheck,
 		}},
