@@ -71,6 +71,7 @@ func releaseRecord(c *cli.Context) error {
 	opts := []registry.Option{
 		registry.WithLogger(g.logger),
 		registry.WithPolygraphVersion(polygraphVersion()),
+		registry.WithInsecureRegistries(cfg.Registry.Insecure...),
 		// Hash the asset set exactly as the prober will: same format, URL path and prefix.
 		registry.WithManifestFormat(manifest.Format(releaseFirst(cfg.Probe.Manifest.Format, string(manifest.Auto))), manifest.Options{
 			Path:        releaseFirst(cfg.Probe.Manifest.Path, "/"+filepath.Base(file)),
