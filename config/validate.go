@@ -296,6 +296,7 @@ func (v *validator) validate() {
 			v.fail(fmt.Sprintf("policy.exceptions.%d", i), "policy exception %d (%s) needs an expiry date (expires: YYYY-MM-DD): exceptions are temporary", i+1, e.Image)
 		}
 	}
+	v.registry()
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
 		v.fail("release.platform", "release.platform must be os/arch[/variant], got %q", c.Release.Platform)
 	}

@@ -363,6 +363,7 @@ func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, ext
 	opts := append([]registry.Option{
 		registry.WithLogger(logger),
 		registry.WithPolygraphVersion(version),
+		registry.WithInsecureRegistries(cfg.Registry.Insecure...),
 		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
 			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
 		}),
