@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
@@ -46,11 +48,9 @@ func policyFailOn(c *cli.Context) (policy.Severity, error) {
 	return policy.Severity(sev), nil
 }
 
-func policyFormat(s string) (policy.Format, error) {
-	for _, f := range policy.Formats {
-		if string(f) == s {
-			return f, nil
-		}
+func policyFormat(s string) (string, error) {
+	if slices.Contains(report.PolicyFormats, s) {
+		return s, nil
 	}
 	return "", fmt.Errorf("--output: %q is not text, json, sarif or github", s)
 }
@@ -99,19 +99,19 @@ func policyCheck(c *cli.Context) error {
 			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
 		}
 	}
-	report, err := policy.Check(ctx, in, opts...)
+	rep, err := policy.Check(ctx, in, opts...)
 	if err != nil {
 		return unverifiable(err)
 	}
-	ro := policy.RenderOptions{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
-	if err := policy.Render(c.App.Writer, report, format, ro); err != nil {
+	ro := report.Options{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
+	if err := report.RenderPolicy(c.App.Writer, rep, format, ro); err != nil {
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
 	if len(in.Files) == 0 {
 		// Like a fleet without instances: nothing was checked, which is not a pass.
 		return unverifiable(fmt.Errorf("no deploy configuration recognised in %s", strings.Join(paths, " ")))
 	}
-	if report.FailsAt(failOn) {
+	if rep.FailsAt(failOn) {
 		return findingsExit
 	}
 	return nil

@@ -1,4 +1,4 @@
-package verify
+package report
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/polygraph-dev/polygraph/model"
@@ -16,17 +15,21 @@ import (
 // Formats lists the report output formats.
 var Formats = []string{"text", "json", "junit", "markdown"}
 
-// RenderOptions tune human output.
-type RenderOptions struct {
+// Options tune rendering. The zero value renders plain text at the default limits.
+type Options struct {
 	// Color uses ANSI colours (on a terminal).
 	Color bool
+	// Quiet prints only the summary line in text output.
+	Quiet bool
 	// MaxPerKind caps the findings of one kind printed in text and markdown (0: 20); JSON
 	// always has them all.
 	MaxPerKind int
+	// Version is polygraph's version, recorded in SARIF.
+	Version string
 }
 
 // Render writes the report in the named format.
-func Render(w io.Writer, r *model.Report, format string, o RenderOptions) error {
+func Render(w io.Writer, r *model.Report, format string, o Options) error {
 	if o.MaxPerKind == 0 {
 		o.MaxPerKind = 20
 	}
@@ -115,7 +118,7 @@ func (p palette) severity(s model.Severity) string {
 	return p.dim("INFO ")
 }
 
-func renderText(w io.Writer, r *model.Report, o RenderOptions) error {
+func renderText(w io.Writer, r *model.Report, o Options) error {
 	p := palette{o.Color}
 	s := r.Summary
 	var b strings.Builder
@@ -182,20 +185,41 @@ func renderText(w io.Writer, r *model.Report, o RenderOptions) error {
 		}
 		fmt.Fprintf(&b, "  %s %-22s %-14s %s\n", p.severity(f.Severity), f.Kind, who, f.Message)
 	}
-	for _, k := range sortedKinds(hidden) {
+	for _, k := range kindsIn(r.Findings, hidden) {
 		fmt.Fprintf(&b, "  %s\n", p.dim(fmt.Sprintf("… and %d more %s finding(s) (see --output json)", hidden[k], k)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func sortedKinds(m map[model.Kind]int) []model.Kind {
-	ks := make([]model.Kind, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// kindsIn returns the kinds of m in the order they first appear among the findings (the
+// judge's order).
+func kindsIn(fs []model.Finding, m map[model.Kind]int) []model.Kind {
+	var ks []model.Kind
+	seen := map[model.Kind]bool{}
+	for _, f := range fs {
+		if m[f.Kind] > 0 && !seen[f.Kind] {
+			seen[f.Kind] = true
+			ks = append(ks, f.Kind)
+		}
 	}
-	sort.Slice(ks, func(i, j int) bool { return kindOrder(ks[i]) < kindOrder(ks[j]) })
 	return ks
+}
+
+// list3 names at most three instances, then says how many more there are.
+func list3(ids []string) string {
+	if len(ids) <= 3 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:3], ", "), len(ids)-3)
+}
+
+// short abbreviates a digest.
+func short(d string) string {
+	if i := strings.Index(d, ":"); i >= 0 && len(d) > i+13 {
+		return d[:i+13]
+	}
+	return d
 }
 
 func paren(s string) string {
@@ -215,7 +239,7 @@ func trunc(s string, n int) string {
 	return s
 }
 
-func renderMarkdown(w io.Writer, r *model.Report, o RenderOptions) error {
+func renderMarkdown(w io.Writer, r *model.Report, o Options) error {
 	var b strings.Builder
 	icon := map[string]string{model.VerdictPass: "✅", model.VerdictWarn: "⚠️", model.VerdictFail: "❌"}[r.Verdict]
 	fmt.Fprintf(&b, "## %s polygraph verify: %s\n\n", icon, r.Verdict)
