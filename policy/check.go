@@ -114,7 +114,7 @@ type checker struct {
 	mutable map[string]bool   // registry/repository -> tags mutable
 }
 
-func (c *checker) finding(img Image, rule string, sev Severity, format string, args ...any) Finding {
+func (c *checker) finding(img Image, rule string, sev model.Severity, format string, args ...any) Finding {
 	image := img.Ref
 	if image == "" {
 		image = img.Raw
@@ -131,13 +131,13 @@ func (c *checker) finding(img Image, rule string, sev Severity, format string, a
 // check returns the findings of one image and how many an exception suppressed.
 func (c *checker) check(img Image) ([]Finding, int, error) {
 	if img.Unresolved != "" {
-		return []Finding{c.finding(img, RuleUnresolvedImage, SeverityWarning,
+		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
 			"cannot check image %q in %s: %s", img.Raw, img.Where, img.Unresolved)}, 0, nil
 	}
 	shown := quoteImage(img)
 	ref, err := ParseRef(img.Ref)
 	if err != nil {
-		return []Finding{c.finding(img, RuleInvalidReference, SeverityError,
+		return []Finding{c.finding(img, RuleInvalidReference, model.SeverityError,
 			"%s in %s is not a valid image reference: %v", shown, img.Where, unwrapAll(err))}, 0, nil
 	}
 	var fs []Finding
@@ -149,7 +149,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 				return nil, 0, err
 			}
 			if !model.SameDigest(d, ref.Digest) {
-				f := c.finding(img, RuleTagMoved, SeverityError,
+				f := c.finding(img, RuleTagMoved, model.SeverityError,
 					"%s in %s: tag %q now points at %s, not at the pinned %s", shown, img.Where, ref.Tag, d, ref.Digest)
 				f.Suggestion = ref.WithDigest(d)
 				fs = append(fs, f)
@@ -158,17 +158,17 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 	case ref.Latest():
 		var f Finding
 		if ref.Tag == "" {
-			f = c.finding(img, RuleLatestTag, SeverityError,
+			f = c.finding(img, RuleLatestTag, model.SeverityError,
 				"%s in %s has no tag or digest, which means :latest; pin it by digest", shown, img.Where)
 		} else {
-			f = c.finding(img, RuleLatestTag, SeverityError,
+			f = c.finding(img, RuleLatestTag, model.SeverityError,
 				"%s in %s uses the latest tag; pin it by digest", shown, img.Where)
 		}
 		fs = append(fs, f)
 	default:
-		sev := SeverityError
+		sev := model.SeverityError
 		if !c.requireDigest {
-			sev = SeverityWarning
+			sev = model.SeverityWarning
 		}
 		fs = append(fs, c.finding(img, RuleMutableTag, sev,
 			"%s in %s uses the mutable tag %q without a digest; pin it by digest", shown, img.Where, ref.Tag))
@@ -192,13 +192,13 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 			c.mutable[key] = mutable
 		}
 		if mutable {
-			fs = append(fs, c.finding(img, RuleECRTagMutable, SeverityWarning,
+			fs = append(fs, c.finding(img, RuleECRTagMutable, model.SeverityWarning,
 				"%s in %s: the repository %q lets tags be re-pushed (image tag mutability MUTABLE); make it IMMUTABLE",
 				shown, img.Where, ref.Repository.RepositoryStr()))
 		}
 	}
 	if len(c.allowed) > 0 && !c.registryAllowed(ref) {
-		fs = append(fs, c.finding(img, RuleDisallowedRegistry, SeverityError,
+		fs = append(fs, c.finding(img, RuleDisallowedRegistry, model.SeverityError,
 			"%s in %s comes from registry %q, which policy.allowed_registries does not list (%s)",
 			shown, img.Where, ref.Registry(), strings.Join(c.allowed, ", ")))
 	}
@@ -216,7 +216,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 	if where == "" {
 		where = "the configuration"
 	}
-	f := c.finding(img, RuleExceptionExpired, SeverityError,
+	f := c.finding(img, RuleExceptionExpired, model.SeverityError,
 		"%s in %s: the exception %q (%s:%d, reason: %s) expired on %s",
 		shown, img.Where, ex.Image, where, ex.Line, ex.Reason, ex.Expires.Format("2006-01-02"))
 	return append([]Finding{f}, fs...), 0, nil

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/policy"
 )
 
@@ -14,7 +15,7 @@ func renderGitHub(w io.Writer, r *policy.Report) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
 		cmd := "error"
-		if f.Severity == policy.SeverityWarning {
+		if f.Severity == model.SeverityWarning {
 			cmd = "warning"
 		}
 		fmt.Fprintf(&b, "::%s file=%s,line=%d,col=%d", cmd, ghProperty(f.File), f.Line, f.Column)

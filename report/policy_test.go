@@ -13,6 +13,7 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/policy"
 )
 
@@ -27,7 +28,7 @@ func policyReport(fs ...policy.Finding) *policy.Report {
 	r := &policy.Report{Schema: policy.Schema, Verdict: "pass", Findings: fs}
 	for _, f := range fs {
 		switch {
-		case f.Severity == policy.SeverityError:
+		case f.Severity == model.SeverityError:
 			r.Verdict = "fail"
 		case r.Verdict == "pass":
 			r.Verdict = "warn"
@@ -139,8 +140,8 @@ func contains(got, want any, path string) (string, bool) {
 }
 
 func TestSARIFStructure(t *testing.T) {
-	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: policy.SeverityError, File: "/abs/dir with space/k.yaml", Line: 3, Column: 5, EndColumn: 10, Image: "nginx", Message: "m"},
-		policy.Finding{Rule: policy.RuleUnresolvedImage, Severity: policy.SeverityWarning, File: policy.Stdin, Line: 1, Column: 1, Image: "x", Message: "m"})
+	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: model.SeverityError, File: "/abs/dir with space/k.yaml", Line: 3, Column: 5, EndColumn: 10, Image: "nginx", Message: "m"},
+		policy.Finding{Rule: policy.RuleUnresolvedImage, Severity: model.SeverityWarning, File: policy.Stdin, Line: 1, Column: 1, Image: "x", Message: "m"})
 	var buf bytes.Buffer
 	if err := RenderPolicy(&buf, r, "sarif", Options{}); err != nil {
 		t.Fatal(err)
@@ -185,8 +186,8 @@ func TestJSONReport(t *testing.T) {
 
 func TestGitHubAnnotations(t *testing.T) {
 	r := policyReport( // in policy.Check's order: by file
-		policy.Finding{Rule: policy.RuleUnresolvedImage, Severity: policy.SeverityWarning, File: "c.yml", Line: 3, Column: 12, Image: "a", Message: "cannot check"},
-		policy.Finding{Rule: policy.RuleMutableTag, Severity: policy.SeverityError, File: "deploy/a,b:c.yaml", Line: 12, Column: 16, EndColumn: 26, Image: "nginx:1.25", Message: "100% \"nginx:1.25\"\nmutable", Suggestion: "nginx:1.25@sha256:x"},
+		policy.Finding{Rule: policy.RuleUnresolvedImage, Severity: model.SeverityWarning, File: "c.yml", Line: 3, Column: 12, Image: "a", Message: "cannot check"},
+		policy.Finding{Rule: policy.RuleMutableTag, Severity: model.SeverityError, File: "deploy/a,b:c.yaml", Line: 12, Column: 16, EndColumn: 26, Image: "nginx:1.25", Message: "100% \"nginx:1.25\"\nmutable", Suggestion: "nginx:1.25@sha256:x"},
 	)
 	var buf bytes.Buffer
 	if err := RenderPolicy(&buf, r, "github", Options{}); err != nil {
@@ -200,7 +201,7 @@ func TestGitHubAnnotations(t *testing.T) {
 }
 
 func TestTextOutput(t *testing.T) {
-	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: policy.SeverityError, File: "k.yaml", Line: 9, Column: 16, Image: "nginx", Message: "m", Suggestion: "nginx@sha256:x"})
+	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: model.SeverityError, File: "k.yaml", Line: 9, Column: 16, Image: "nginx", Message: "m", Suggestion: "nginx@sha256:x"})
 	r.Summary.Images, r.Summary.Files = 2, 1
 	for _, tt := range []struct {
 		name string
@@ -229,7 +230,7 @@ func TestTextOutput(t *testing.T) {
 // TestSARIFValidatorRejects guards the validation above: a document with an invalid level or a
 // region starting at column 0 must not validate.
 func TestSARIFValidatorRejects(t *testing.T) {
-	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: policy.SeverityError, File: "k.yaml", Line: 3, Column: 5, Image: "nginx", Message: "m"})
+	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: model.SeverityError, File: "k.yaml", Line: 3, Column: 5, Image: "nginx", Message: "m"})
 	var buf bytes.Buffer
 	if err := RenderPolicy(&buf, r, "sarif", Options{}); err != nil {
 		t.Fatal(err)

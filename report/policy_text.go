@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/policy"
 )
 
@@ -29,7 +30,7 @@ func renderPolicyText(w io.Writer, r *policy.Report, o Options) error {
 	if !o.Quiet {
 		for _, f := range r.Findings {
 			sev := string(f.Severity)
-			if f.Severity == policy.SeverityError {
+			if f.Severity == model.SeverityError {
 				sev = paint(ansiRed, sev)
 			} else {
 				sev = paint(ansiYellow, sev)

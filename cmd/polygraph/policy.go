@@ -39,15 +39,6 @@ func policyCommand() *cli.Command {
 	}
 }
 
-// policyFailOn maps --fail-on to the policy's severity threshold ("" for never).
-func policyFailOn(c *cli.Context) (policy.Severity, error) {
-	sev, err := failOn(c)
-	if err != nil || sev == "never" {
-		return "", err
-	}
-	return policy.Severity(sev), nil
-}
-
 func policyFormat(s string) (string, error) {
 	if slices.Contains(report.PolicyFormats, s) {
 		return s, nil
@@ -64,7 +55,7 @@ func policyCheck(c *cli.Context) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	failOn, err := policyFailOn(c)
+	threshold, err := failOn(c)
 	if err != nil {
 		return err
 	}
@@ -111,7 +102,7 @@ func policyCheck(c *cli.Context) error {
 		// Like a fleet without instances: nothing was checked, which is not a pass.
 		return unverifiable(fmt.Errorf("no deploy configuration recognised in %s", strings.Join(paths, " ")))
 	}
-	if rep.FailsAt(failOn) {
+	if rep.FailsAt(threshold) {
 		return findingsExit
 	}
 	return nil
