@@ -9,74 +9,124 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 )
 
+// The JUnit XML that GitLab, Jenkins and most CI servers read: a testsuites root, testsuite
+// elements with their counts, time and timestamp, testcase elements holding at most one of
+// failure, error or skipped.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
 }
 
-type junitFailure struct {
+type junitProblem struct {
 	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
+	Type    string `xml:"type,attr,omitempty"`
 	Text    string `xml:",chardata"`
 }
 
-// renderJUnit writes one test case per instance (failing with the error findings about it) and
-// one per CDN or release-level error finding.
-func renderJUnit(w io.Writer, r *model.Report) error {
+// renderJUnit writes one test case per instance (holding the findings about it), one per
+// asset finding and one per other fleet or release finding. A test case whose worst finding
+// is at or above o.FailOn is a failure, one whose findings are all below it a skipped test
+// case with their messages. A run that could not verify at all (exit code 3) has one error test
+// case saying why, and its findings are errors, not failures: failures is 0 exactly when the
+// exit code is 0 or 3, errors is 0 exactly when it is not 3, so a CI server shows red exactly
+// what polygraph fails.
+func renderJUnit(w io.Writer, r *model.Report, o Options) error {
+	j := junit{unverifiable: r.ExitCode(o.FailOn) == model.ExitUnverifiable, failOn: o.FailOn}
 	about := map[string][]model.Finding{}
-	var other []model.Finding
+	var assets, fleet []model.Finding
 	for _, f := range r.Findings {
-		if f.Severity != model.SeverityError {
-			continue
-		}
 		switch {
 		case f.Instance != "":
 			about[f.Instance] = append(about[f.Instance], f)
+		case f.URL != "" || strings.HasPrefix(string(f.Kind), "asset-"):
+			assets = append(assets, f)
 		default:
-			other = append(other, f)
+			fleet = append(fleet, f)
 		}
 	}
-	inst := junitSuite{Name: "instances"}
+	instances := junitSuite{Name: "instances"}
 	for _, in := range r.Instances {
-		c := junitCase{Name: in.ID + " (" + in.Address + ")", Classname: "polygraph.instances"}
-		if fs := about[in.ID]; len(fs) > 0 {
-			c.Failure = failureOf(fs)
-			inst.Failures++
+		name := in.ID
+		if in.Address != "" && in.Address != in.ID {
+			name += " (" + in.Address + ")"
 		}
-		inst.Cases = append(inst.Cases, c)
+		instances.add(j.testcase(name, "polygraph.instances", about[in.ID]))
 	}
-	inst.Tests = len(inst.Cases)
-	fleet := junitSuite{Name: "fleet"}
-	for _, f := range other {
+	assetSuite := junitSuite{Name: "assets"}
+	for _, f := range assets {
 		name := string(f.Kind)
 		if f.URL != "" {
 			name += " " + f.URL
 		}
-		fleet.Cases = append(fleet.Cases, junitCase{Name: name, Classname: "polygraph.fleet", Failure: failureOf([]model.Finding{f})})
+		assetSuite.add(j.testcase(name, "polygraph.assets", []model.Finding{f}))
 	}
-	if len(fleet.Cases) == 0 {
-		fleet.Cases = append(fleet.Cases, junitCase{Name: "assets exist on the CDN", Classname: "polygraph.fleet"})
+	if len(assets) == 0 && r.Verdict != model.VerdictError {
+		c := junitCase{Name: "assets on the CDN", Classname: "polygraph.assets"}
+		if !assetsAllChecked(r) {
+			c.Skipped = &junitProblem{Message: closing(r)}
+		}
+		assetSuite.add(c)
 	}
-	fleet.Tests, fleet.Failures = len(fleet.Cases), len(other)
-	out := junitSuites{Name: "polygraph verify", Suites: []junitSuite{inst, fleet},
-		Tests: inst.Tests + fleet.Tests, Failures: inst.Failures + fleet.Failures, Time: fmt.Sprintf("%.3f", float64(r.DurationMS)/1000)}
+	fleetSuite := junitSuite{Name: "fleet"}
+	for _, f := range fleet {
+		name := string(f.Kind)
+		if len(f.Instances) > 0 {
+			name += " " + strings.Join(f.Instances, ", ")
+		}
+		fleetSuite.add(j.testcase(name, "polygraph.fleet", []model.Finding{f}))
+	}
+	suites := []junitSuite{instances, assetSuite}
+	if len(fleetSuite.Cases) > 0 {
+		suites = append(suites, fleetSuite)
+	}
+	if j.unverifiable {
+		run := junitSuite{Name: "run"}
+		why := r.Error
+		if why == "" {
+			why = "the run could not verify"
+		}
+		run.add(junitCase{Name: "verify", Classname: "polygraph.run", Error: &junitProblem{Message: why, Type: "unverifiable", Text: why}})
+		suites = append(suites, run)
+	}
+	out := junitSuites{Name: "polygraph verify", Time: seconds(r.DurationMS)}
+	for i := range suites {
+		s := &suites[i]
+		// The stages overlap in time: each suite spans the whole run.
+		s.Time = seconds(r.DurationMS)
+		if !r.StartedAt.IsZero() {
+			s.Timestamp = r.StartedAt.UTC().Format("2006-01-02T15:04:05")
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+	}
+	out.Suites = suites
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -89,11 +139,54 @@ func renderJUnit(w io.Writer, r *model.Report) error {
 	return err
 }
 
-func failureOf(fs []model.Finding) *junitFailure {
-	var kinds, lines []string
-	for _, f := range fs {
-		kinds = append(kinds, string(f.Kind))
-		lines = append(lines, fmt.Sprintf("%s: %s", f.Kind, f.Message))
-	}
-	return &junitFailure{Message: fs[0].Message, Type: strings.Join(kinds, ","), Text: strings.Join(lines, "\n")}
+type junit struct {
+	unverifiable bool
+	failOn       model.Severity
 }
+
+// fails reports whether a finding reaches the threshold ("never" reaches nothing).
+func (j junit) fails(f model.Finding) bool {
+	return j.failOn.Rank() > 0 && f.Severity.Rank() >= j.failOn.Rank()
+}
+
+// testcase is one test case over its findings: passed without any, failed (or, in a run that
+// could not verify, in error) when one reaches the threshold, skipped otherwise.
+func (j junit) testcase(name, class string, fs []model.Finding) junitCase {
+	c := junitCase{Name: name, Classname: class}
+	if len(fs) == 0 {
+		return c
+	}
+	var kinds, lines []string
+	first := -1
+	for i, f := range fs {
+		kinds = append(kinds, string(f.Kind))
+		lines = append(lines, fmt.Sprintf("%s (%s): %s", f.Kind, f.Severity, f.Message))
+		if first < 0 && j.fails(f) {
+			first = i
+		}
+	}
+	switch {
+	case first >= 0 && j.unverifiable:
+		c.Error = &junitProblem{Message: fs[first].Message, Type: strings.Join(kinds, ","), Text: strings.Join(lines, "\n")}
+	case first >= 0:
+		c.Failure = &junitProblem{Message: fs[first].Message, Type: strings.Join(kinds, ","), Text: strings.Join(lines, "\n")}
+	default:
+		c.Skipped = &junitProblem{Message: fs[0].Message, Text: strings.Join(lines, "\n")}
+	}
+	return c
+}
+
+func (s *junitSuite) add(c junitCase) {
+	s.Cases = append(s.Cases, c)
+	s.Tests++
+	switch {
+	case c.Failure != nil:
+		s.Failures++
+	case c.Error != nil:
+		s.Errors++
+	case c.Skipped != nil:
+		s.Skipped++
+	}
+}
+
+func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }

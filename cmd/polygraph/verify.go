@@ -84,9 +84,7 @@ func finish(w io.Writer, rep *model.Report, runErr error, output, reportFile str
 		}
 		return runErr
 	}
-	if g.quiet && output == "text" {
-		fmt.Fprintf(w, "%s: %d instances, %d ok, %d findings\n", rep.Verdict, rep.Summary.Instances, rep.Summary.OK, rep.Summary.Findings)
-	} else if err := report.Render(w, rep, output, report.Options{Color: g.color}); err != nil {
+	if err := report.Render(w, rep, output, report.Options{Color: g.color, Quiet: g.quiet, FailOn: threshold}); err != nil {
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
 	if reportFile != "" {
