@@ -163,7 +163,6 @@ func (r *recorder) Helper()               {}
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) Fatalf(string, ...any) { r.failed = true; panic(r) }
 
-
 func finding(kind model.Kind, sev model.Severity, instance string) model.Finding {
 	return model.Finding{Kind: kind, Severity: sev, Instance: instance, Message: fmt.Sprintf("%s about %s", kind, instance)}
 }
