@@ -85,9 +85,9 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	c := &checker{options: o, ctx: ctx, cache: map[string]string{}, mutable: map[string]bool{}}
+	c := &checker{options: o, cache: map[string]string{}, mutable: map[string]bool{}}
 	if o.resolver != nil {
-		if err := c.prefetch(in.Images); err != nil {
+		if err := c.prefetch(ctx, in.Images); err != nil {
 			return nil, err
 		}
 	}
@@ -96,7 +96,7 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	r.Summary.Images = len(in.Images)
 	r.Summary.Skipped = in.Skipped
 	for _, img := range in.Images {
-		fs, suppressed, err := c.check(img)
+		fs, suppressed, err := c.check(ctx, img)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,6 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 
 type checker struct {
 	options
-	ctx     context.Context
 	cache   map[string]string // tag -> digest
 	mutable map[string]bool   // registry/repository -> tags mutable
 }
@@ -129,7 +128,7 @@ func (c *checker) finding(img Image, rule string, sev model.Severity, format str
 }
 
 // check returns the findings of one image and how many an exception suppressed.
-func (c *checker) check(img Image) ([]Finding, int, error) {
+func (c *checker) check(ctx context.Context, img Image) ([]Finding, int, error) {
 	if img.Unresolved != "" {
 		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
 			"cannot check image %q in %s: %s", img.Raw, img.Where, img.Unresolved)}, 0, nil
@@ -144,7 +143,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 	switch {
 	case ref.Pinned():
 		if ref.Tag != "" && c.resolver != nil {
-			d, err := c.resolve(img, ref)
+			d, err := c.resolve(ctx, img, ref)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -174,7 +173,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 			"%s in %s uses the mutable tag %q without a digest; pin it by digest", shown, img.Where, ref.Tag))
 	}
 	if len(fs) > 0 && !ref.Pinned() && c.resolver != nil {
-		d, err := c.resolve(img, ref)
+		d, err := c.resolve(ctx, img, ref)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -184,7 +183,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 		key := ref.Repository.Name()
 		mutable, known := c.mutable[key]
 		if !known {
-			m, ok, err := c.mutability.TagsMutable(c.ctx, ref.Repository.RegistryStr(), ref.Repository.RepositoryStr())
+			m, ok, err := c.mutability.TagsMutable(ctx, ref.Repository.RegistryStr(), ref.Repository.RepositoryStr())
 			if err != nil {
 				return nil, 0, &ResolveError{Image: img.Ref, File: img.File, Line: img.Line, Err: err}
 			}
@@ -242,7 +241,7 @@ func unwrapAll(err error) string {
 const resolveConcurrency = 8
 
 // prefetch resolves every tag that the check will need, each once, a few at a time.
-func (c *checker) prefetch(imgs []Image) error {
+func (c *checker) prefetch(ctx context.Context, imgs []Image) error {
 	type job struct {
 		img Image
 		ref Ref
@@ -263,13 +262,13 @@ func (c *checker) prefetch(imgs []Image) error {
 		}
 	}
 	digests := make([]string, len(jobs))
-	g, ctx := errgroup.WithContext(c.ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(resolveConcurrency)
 	for i, j := range jobs {
 		g.Go(func() error {
 			tag := j.ref.TagRef()
 			c.logger.Debug("resolving tag", "image", tag.Name())
-			d, err := c.resolver.Digest(ctx, tag)
+			d, err := c.resolver.Digest(gctx, tag)
 			if err != nil {
 				return &ResolveError{Image: j.img.Ref, File: j.img.File, Line: j.img.Line, Err: err}
 			}
@@ -288,14 +287,14 @@ func (c *checker) prefetch(imgs []Image) error {
 
 // resolve returns the digest the reference's tag points at now, asking the registry once per
 // tag per run.
-func (c *checker) resolve(img Image, ref Ref) (string, error) {
+func (c *checker) resolve(ctx context.Context, img Image, ref Ref) (string, error) {
 	tag := ref.TagRef()
 	key := tag.Name()
 	if d, ok := c.cache[key]; ok {
 		return d, nil
 	}
 	c.logger.Debug("resolving tag", "image", key)
-	d, err := c.resolver.Digest(c.ctx, tag)
+	d, err := c.resolver.Digest(ctx, tag)
 	if err != nil {
 		return "", &ResolveError{Image: img.Ref, File: img.File, Line: img.Line, Err: err}
 	}
