@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/urfave/cli/v2"
 
+	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/report"
@@ -79,7 +80,7 @@ func policyCheck(c *cli.Context) error {
 	}
 	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
 	if c.Bool("resolve") {
-		resolver, err := policyResolver(g)
+		resolver, err := policyResolver(cfg, g)
 		if err != nil {
 			return usageErr(err)
 		}
@@ -110,8 +111,9 @@ func policyCheck(c *cli.Context) error {
 
 // policyResolver resolves tags through the same registry client as verify and release record:
 // the Docker keychain plus Amazon ECR, one ping and token per registry, and a hard deadline.
-func policyResolver(g *globals) (policy.Resolver, error) {
-	client, err := registry.New(registry.WithLogger(g.logger), registry.WithCacheDir(""))
+// Tags are asked afresh every run, so there is nothing to cache.
+func policyResolver(cfg *config.Config, g *globals) (policy.Resolver, error) {
+	client, err := registry.FromConfig(cfg, registry.WithLogger(g.logger), registry.WithCacheDir(""))
 	if err != nil {
 		return nil, err
 	}
