@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/polygraph-dev/polygraph/policy"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func Example() {
@@ -27,11 +28,11 @@ spec:
 		panic(err)
 	}
 	in := &policy.Inputs{Files: map[string]policy.Kind{"k8s/web.yaml": kind}, Images: images}
-	report, err := policy.Check(context.Background(), in, policy.WithAllowedRegistries([]string{"ghcr.io"}))
+	rep, err := policy.Check(context.Background(), in, policy.WithAllowedRegistries([]string{"ghcr.io"}))
 	if err != nil {
 		panic(err)
 	}
-	policy.Render(os.Stdout, report, policy.FormatGitHub, policy.RenderOptions{})
+	report.RenderPolicy(os.Stdout, rep, "github", report.Options{})
 	// Output:
 	// ::error file=k8s/web.yaml,line=9,col=18,endColumn=42,title=polygraph mutable-tag::"ghcr.io/acme/web:v2.31.0" in Deployment/web container web uses the mutable tag "v2.31.0" without a digest; pin it by digest
 	// ::error file=k8s/web.yaml,line=11,col=18,endColumn=37,title=polygraph disallowed-registry::"registry:5000/envoy" in Deployment/web container proxy comes from registry "registry:5000", which policy.allowed_registries does not list (ghcr.io)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -14,6 +15,7 @@ import (
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
@@ -38,20 +40,9 @@ func policyCommand() *cli.Command {
 	}
 }
 
-// policyFailOn maps --fail-on to the policy's severity threshold ("" for never).
-func policyFailOn(c *cli.Context) (policy.Severity, error) {
-	sev, err := failOn(c)
-	if err != nil || sev == "never" {
-		return "", err
-	}
-	return policy.Severity(sev), nil
-}
-
-func policyFormat(s string) (policy.Format, error) {
-	for _, f := range policy.Formats {
-		if string(f) == s {
-			return f, nil
-		}
+func policyFormat(s string) (string, error) {
+	if slices.Contains(report.PolicyFormats, s) {
+		return s, nil
 	}
 	return "", fmt.Errorf("--output: %q is not text, json, sarif or github", s)
 }
@@ -65,7 +56,7 @@ func policyCheck(c *cli.Context) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	failOn, err := policyFailOn(c)
+	threshold, err := failOn(c)
 	if err != nil {
 		return err
 	}
@@ -89,7 +80,7 @@ func policyCheck(c *cli.Context) error {
 	}
 	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
 	if c.Bool("resolve") {
-		resolver, err := policyResolver(g, cfg)
+		resolver, err := policyResolver(cfg, g)
 		if err != nil {
 			return usageErr(err)
 		}
@@ -100,19 +91,19 @@ func policyCheck(c *cli.Context) error {
 			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
 		}
 	}
-	report, err := policy.Check(ctx, in, opts...)
+	rep, err := policy.Check(ctx, in, opts...)
 	if err != nil {
 		return unverifiable(err)
 	}
-	ro := policy.RenderOptions{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
-	if err := policy.Render(c.App.Writer, report, format, ro); err != nil {
+	ro := report.Options{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
+	if err := report.RenderPolicy(c.App.Writer, rep, format, ro); err != nil {
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
 	if len(in.Files) == 0 {
 		// Like a fleet without instances: nothing was checked, which is not a pass.
 		return unverifiable(fmt.Errorf("no deploy configuration recognised in %s", strings.Join(paths, " ")))
 	}
-	if report.FailsAt(failOn) {
+	if rep.FailsAt(threshold) {
 		return findingsExit
 	}
 	return nil
@@ -120,8 +111,9 @@ func policyCheck(c *cli.Context) error {
 
 // policyResolver resolves tags through the same registry client as verify and release record:
 // the Docker keychain plus Amazon ECR, one ping and token per registry, and a hard deadline.
-func policyResolver(g *globals, cfg *config.Config) (policy.Resolver, error) {
-	client, err := registry.New(registry.WithLogger(g.logger), registry.WithCacheDir(""), registry.WithInsecureRegistries(cfg.Registry.Insecure...))
+// Tags are asked afresh every run, so there is nothing to cache.
+func policyResolver(cfg *config.Config, g *globals) (policy.Resolver, error) {
+	client, err := registry.FromConfig(cfg, registry.WithLogger(g.logger), registry.WithCacheDir(""))
 	if err != nil {
 		return nil, err
 	}

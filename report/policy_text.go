@@ -1,9 +1,12 @@
-package policy
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/policy"
 )
 
 const (
@@ -14,9 +17,9 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
-// renderText writes one line per finding, file:line:col first (as compilers do, so editors
+// renderPolicyText writes one line per finding, file:line:col first (as compilers do, so editors
 // jump to it), then the summary.
-func renderText(w io.Writer, r *Report, o RenderOptions) error {
+func renderPolicyText(w io.Writer, r *policy.Report, o Options) error {
 	paint := func(code, s string) string {
 		if !o.Color {
 			return s
@@ -27,7 +30,7 @@ func renderText(w io.Writer, r *Report, o RenderOptions) error {
 	if !o.Quiet {
 		for _, f := range r.Findings {
 			sev := string(f.Severity)
-			if f.Severity == SeverityError {
+			if f.Severity == model.SeverityError {
 				sev = paint(ansiRed, sev)
 			} else {
 				sev = paint(ansiYellow, sev)
