@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/urfave/cli/v2"
 
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
 )
@@ -31,6 +31,7 @@ func policyCommand() *cli.Command {
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
 				failOnFlag(),
 				&cli.BoolFlag{Name: "resolve", Usage: "ask the registries: suggest digests and detect moved tags", EnvVars: env("resolve")},
+				&cli.StringSliceFlag{Name: "skip-path", Usage: "skip files and directories matching `GLOB` (repeatable; ** spans directories); each skipped file is counted", EnvVars: env("skip-path")},
 			},
 			Action: policyCheck,
 		}},
@@ -79,9 +80,17 @@ func policyCheck(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
 
-	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger)
+	exclude := append(append([]string(nil), cfg.Policy.Exclude...), c.StringSlice("skip-path")...)
+	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger, policy.WithExclude(exclude...))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var se *safeio.Error
+		switch {
+		case errors.As(err, &se):
+			// A missing file, a FIFO, a device or a file over the cap, named explicitly.
+			return usageErr(err)
+		case errors.Is(err, context.DeadlineExceeded):
+			return unverifiable(fmt.Errorf("policy check: --timeout %s reached while reading the inputs", g.timeout))
+		case errors.Is(err, policy.ErrBadGlob):
 			return usageErr(err)
 		}
 		return unverifiable(err)
@@ -101,6 +110,9 @@ func policyCheck(c *cli.Context) error {
 	}
 	report, err := policy.Check(ctx, in, opts...)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(*policy.ResolveError)) {
+			return unverifiable(fmt.Errorf("policy check: --timeout %s reached", g.timeout))
+		}
 		return unverifiable(err)
 	}
 	ro := policy.RenderOptions{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
