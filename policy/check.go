@@ -94,7 +94,8 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	r := &Report{}
 	r.Summary.Files = len(in.Files)
 	r.Summary.Images = len(in.Images)
-	r.Summary.Skipped = in.Skipped
+	r.Summary.Skipped = len(in.Skipped)
+	r.Summary.SkippedFiles = in.Skipped
 	for _, img := range in.Images {
 		fs, suppressed, err := c.check(ctx, img)
 		if err != nil {
@@ -129,6 +130,15 @@ func (c *checker) finding(img Image, rule string, sev model.Severity, format str
 
 // check returns the findings of one image and how many an exception suppressed.
 func (c *checker) check(ctx context.Context, img Image) ([]Finding, int, error) {
+	if img.Unreadable != "" {
+		// Never suppressed by an exception: there is no reference to match one against.
+		what := "an image"
+		if img.Raw != "" {
+			what = fmt.Sprintf("image %q", img.Raw)
+		}
+		return []Finding{c.finding(img, RuleUnreadable, model.SeverityError,
+			"cannot read %s in %s: %s", what, img.Where, img.Unreadable)}, 0, nil
+	}
 	if img.Unresolved != "" {
 		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
 			"cannot check image %q in %s: %s", img.Raw, img.Where, img.Unresolved)}, 0, nil
@@ -249,7 +259,7 @@ func (c *checker) prefetch(ctx context.Context, imgs []Image) error {
 	var jobs []job
 	seen := map[string]bool{}
 	for _, img := range imgs {
-		if img.Unresolved != "" {
+		if img.Unresolved != "" || img.Unreadable != "" {
 			continue
 		}
 		ref, err := ParseRef(img.Ref)

@@ -23,7 +23,7 @@ spec:
         - name: pinned
           image: ghcr.io/acme/api@sha256:6e1f1b0b5b7cbd0b8f4b0a3dd2f9fbbd6b5b3f0c7f36ad44cfba4a911b0e4a3b
 `)
-	kind, images, err := policy.Extract("k8s/web.yaml", manifest)
+	kind, images, err := policy.Extract(context.Background(), "k8s/web.yaml", manifest)
 	if err != nil {
 		panic(err)
 	}

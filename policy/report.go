@@ -40,8 +40,11 @@ type Summary struct {
 	Findings int `json:"findings"`
 	// Suppressed is the number of findings that a valid exception suppressed.
 	Suppressed int `json:"suppressed"`
-	// Skipped lists files found in directories that could not be parsed.
-	Skipped []string `json:"skipped,omitempty"`
+	// Skipped is the number of files not checked: excluded (policy.exclude, --skip-path), or
+	// met in a directory and not parseable, not a regular file or too large.
+	Skipped int `json:"skipped"`
+	// SkippedFiles lists the files counted in Skipped, each with the reason.
+	SkippedFiles []Skip `json:"skipped_files,omitempty"`
 }
 
 // Report is the result of a policy check (schema polygraph.policy/v1).

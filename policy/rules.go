@@ -12,6 +12,7 @@ const (
 	RuleUnresolvedImage    = "unresolved-image"
 	RuleInvalidReference   = "invalid-reference"
 	RuleECRTagMutable      = "ecr-tag-mutable"
+	RuleUnreadable         = "unreadable"
 )
 
 // RuleInfo documents a rule.
@@ -52,4 +53,7 @@ var Rules = []RuleInfo{
 	{RuleECRTagMutable, "ECR repository lets tags be re-pushed",
 		"With --resolve, tag references into Amazon ECR repositories whose image tag mutability is MUTABLE can be overwritten by any push. Set the repository to IMMUTABLE (aws ecr put-image-tag-mutability --image-tag-mutability IMMUTABLE), and pin by digest.",
 		model.SeverityWarning},
+	{RuleUnreadable, "Input polygraph cannot read",
+		"A construct in the file is beyond what polygraph reads safely: YAML aliases expanding past a million nodes, << merge keys chained more than 32 deep, variables nested more than 32 deep or expanding past 1 MiB, Kubernetes Lists nested more than 4 deep. The images there cannot be checked, so the gate does not pass: flatten the construct, or exclude the file (policy.exclude, --skip-path) if it is deliberately hostile test data.",
+		model.SeverityError},
 }

@@ -40,13 +40,16 @@ func renderPolicyText(w io.Writer, r *policy.Report, o Options) error {
 				fmt.Fprintf(&b, "    %s %s\n", paint(ansiDim, "fix:"), f.Suggestion)
 			}
 		}
-		for _, s := range r.Summary.Skipped {
-			fmt.Fprintf(&b, "%s: skipped: not parseable\n", s)
+		for _, s := range r.Summary.SkippedFiles {
+			fmt.Fprintf(&b, "%s: skipped: %s\n", s.File, s.Reason)
 		}
 	}
 	fmt.Fprintf(&b, "policy %s: %d finding%s in %d image reference%s across %d file%s",
 		r.Verdict, len(r.Findings), plural(len(r.Findings)), r.Summary.Images, plural(r.Summary.Images),
 		r.Summary.Files, plural(r.Summary.Files))
+	if r.Summary.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d file%s skipped", r.Summary.Skipped, plural(r.Summary.Skipped))
+	}
 	if r.Summary.Suppressed > 0 {
 		fmt.Fprintf(&b, " (%d suppressed by exceptions)", r.Summary.Suppressed)
 	}

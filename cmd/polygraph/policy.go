@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/report"
@@ -34,6 +34,7 @@ func policyCommand() *cli.Command {
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
 				failOnFlag(),
 				boolFlag("resolve", nil, "ask the registries: suggest digests and detect moved tags"),
+				&cli.StringSliceFlag{Name: "skip-path", Usage: "skip files and directories matching `GLOB` (repeatable; ** spans directories); each skipped file is counted", EnvVars: env("skip-path")},
 			},
 			Action: policyCheck,
 		}},
@@ -71,9 +72,17 @@ func policyCheck(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
 
-	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger)
+	exclude := append(append([]string(nil), cfg.Policy.Exclude...), c.StringSlice("skip-path")...)
+	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger, policy.WithExclude(exclude...))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var se *safeio.Error
+		switch {
+		case errors.As(err, &se):
+			// A missing file, a FIFO, a device or a file over the cap, named explicitly.
+			return usageErr(err)
+		case errors.Is(err, context.DeadlineExceeded):
+			return unverifiable(fmt.Errorf("policy check: --timeout %s reached while reading the inputs", g.timeout))
+		case errors.Is(err, policy.ErrBadGlob):
 			return usageErr(err)
 		}
 		return unverifiable(err)
@@ -93,6 +102,9 @@ func policyCheck(c *cli.Context) error {
 	}
 	rep, err := policy.Check(ctx, in, opts...)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(*policy.ResolveError)) {
+			return unverifiable(fmt.Errorf("policy check: --timeout %s reached", g.timeout))
+		}
 		return unverifiable(err)
 	}
 	ro := report.Options{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
