@@ -33,6 +33,8 @@ func TestResolveBuild(t *testing.T) {
 		{"go install module@version", "", "", "", installed, buildInfo{Version: "v1.4.0"}},
 		{"release build (ldflags win)", "1.5.0", "abcdef0", "2026-12-01T00:00:00Z", vcs("0cd4c9f1", "2026-11-30T10:00:00Z", "true"),
 			buildInfo{Version: "1.5.0", Commit: "abcdef0", Date: "2026-12-01T00:00:00Z"}},
+		{"placeholders linked by a release tool without git", "0.0.1-next", "none", "0001-01-01T00:00:00Z", vcs("0cd4c9f1", "2026-11-30T10:00:00Z", "false"),
+			buildInfo{Version: "0.0.1-next", Commit: "0cd4c9f1", Date: "2026-11-30T10:00:00Z"}},
 		{"only the version linked", "1.5.0", "", "", vcs("0cd4c9f1", "2026-11-30T10:00:00Z", "false"), buildInfo{Version: "1.5.0", Commit: "0cd4c9f1", Date: "2026-11-30T10:00:00Z"}},
 	}
 	for _, tc := range tests {
