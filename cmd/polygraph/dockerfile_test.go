@@ -42,4 +42,17 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("the build does not link %s", v)
 		}
 	}
+
+	// The release image wraps goreleaser's binaries on the same base.
+	rel, err := os.ReadFile("../../Dockerfile.release")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rfroms := from.FindAllStringSubmatch(string(rel), -1)
+	if len(rfroms) != 1 || rfroms[0][1] != froms[len(froms)-1][1] {
+		t.Errorf("Dockerfile.release base %v, want exactly Dockerfile's final base %s", rfroms, froms[len(froms)-1][1])
+	}
+	if u := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindStringSubmatch(string(rel)); u == nil || u[1] != user[1] {
+		t.Errorf("Dockerfile.release USER %v, want %s", u, user[1])
+	}
 }
