@@ -237,6 +237,22 @@ printf '%s\n' "${COMPREPLY[@]}"`, "bash")
 	if got := complete("polygraph", "policy", "check", "--ou"); !slices.Equal(got, []string{"--output"}) {
 		t.Errorf("polygraph policy check --ou<TAB> = %q", got)
 	}
+
+	// fish, when installed: its own completion engine over the generated script.
+	if _, err := exec.LookPath("fish"); err == nil {
+		fishScript, _, _ := polygraph(t, nil, "completion", "fish")
+		file := filepath.Join(t.TempDir(), "polygraph.fish")
+		os.WriteFile(file, []byte(fishScript), 0o644)
+		cmd := exec.Command("fish", "--no-config", "-c", "source $argv[1]; complete -C 'polygraph pol'; complete -C 'polygraph policy check --ou'", file)
+		cmd.Dir = t.TempDir() // no files that start with pol
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("fish: %v", err)
+		}
+		if !strings.Contains(string(out), "policy\t") || !strings.Contains(string(out), "--output\t") {
+			t.Errorf("fish completes %q", out)
+		}
+	}
 }
 
 func containsAll(have, want []string) bool {
