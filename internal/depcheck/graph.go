@@ -38,7 +38,7 @@ var (
 	// utilities are internal packages at the leaf layer: small helpers that import no
 	// polygraph package but model, which leaves and stages alike may use.
 	utilities = []string{"internal/safeio", "internal/awsconf"}
-	stages = []string{"fleet", "probe", "running", "registry", "verify", "report", "policy", "diagnose", "hook"}
+	stages    = []string{"fleet", "probe", "running", "registry", "verify", "report", "policy", "diagnose", "hook"}
 )
 
 // StageExceptions lists the imports between stages that are there by design, each with why.
