@@ -211,6 +211,11 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 			continue
 		}
 		seen[a.Ref] = struct{}{}
+		if excluded(c.o.exclude, a.Ref) {
+			res.Skipped++
+			c.o.logger.Debug("asset skipped", "ref", a.Ref, "reason", "cdn.exclude")
+			continue
+		}
 		if _, reason := c.Resolve(a.Ref); reason != "" {
 			res.Skipped++
 			c.o.logger.Debug("asset skipped", "ref", a.Ref, "reason", reason)

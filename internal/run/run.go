@@ -298,6 +298,7 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 // ProbeOptions maps the config's probe section to probe options.
 func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, error) {
 	p := cfg.Probe
+	mf, mo := ManifestParsing(cfg, "")
 	tc, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -305,8 +306,9 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 	return []probe.Option{
 		probe.WithScheme(p.Scheme),
 		probe.WithHost(p.Host),
-		probe.WithManifest(p.Manifest.Path, p.Manifest.Format, p.Manifest.AssetPrefix),
-		probe.WithSourceMaps(cfg.CDN.CheckSourceMaps),
+		probe.WithManifest(mo.Path, string(mf), mo.AssetPrefix),
+		probe.WithSourceMaps(mo.SourceMaps),
+		probe.WithMaxAssets(mo.MaxAssets),
 		probe.WithVersionClaim(probe.Claim{Path: p.Version.Path, Pointer: p.Version.Pointer, Header: p.Version.Header}),
 		probe.WithDigestClaim(probe.DigestClaim{Source: p.Digest.Source, Claim: probe.Claim{Path: p.Digest.Path, Pointer: p.Digest.Pointer, Header: p.Digest.Header}}),
 		probe.WithConcurrency(p.Concurrency),
@@ -329,6 +331,7 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 		probe.WithRate(cfg.CDN.Rate),
 		probe.WithReplicas(*cfg.CDN.CheckReplicas),
 		probe.WithIntegrity(cfg.CDN.VerifyIntegrity),
+		probe.WithExclude(cfg.CDN.Exclude),
 		probe.WithTLS(nil),
 	)
 }
@@ -353,19 +356,31 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
+// ManifestParsing is how a manifest is read under cfg: its format and the options that shape
+// its asset set (URL path, prefix, source maps, the reference cap). The prober, the registry
+// client of verify and `release record` all read manifests through it, so a record and a
+// verify run from one config compute the same asset set. file is the manifest's path inside
+// the image; it names the URL path only when the config gives none.
+func ManifestParsing(cfg *config.Config, file string) (manifest.Format, manifest.Options) {
+	m := cfg.Probe.Manifest
+	path := m.Path
+	if path == "" && file != "" {
+		path = "/" + filepath.Base(file)
+	}
+	format := manifest.Format(m.Format)
+	if format == "" {
+		format = manifest.Auto
+	}
+	return format, manifest.Options{Path: path, AssetPrefix: m.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps, MaxAssets: m.MaxAssets}
+}
+
 // RegistryClient builds the registry client for a config: the manifest is parsed exactly as
 // the prober will parse it (same format, URL path and prefix), so hashes compare.
 func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*registry.Client, error) {
-	path := cfg.Probe.Manifest.Path
-	if path == "" && cfg.Release.ManifestFile != "" {
-		path = "/" + filepath.Base(cfg.Release.ManifestFile)
-	}
 	opts := append([]registry.Option{
 		registry.WithLogger(logger),
 		registry.WithPolygraphVersion(version),
-		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
-			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
-		}),
+		registry.WithManifestFormat(ManifestParsing(cfg, cfg.Release.ManifestFile)),
 	}, extra...)
 	return registry.New(opts...)
 }
