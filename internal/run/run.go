@@ -255,20 +255,23 @@ func reserve(ctx context.Context, now time.Time) time.Time {
 	return dl.Add(-margin)
 }
 
-// uniqueAssets returns every asset referenced by any observation, once; observations of the
-// same build share one list, which is walked once.
+// uniqueAssets returns every asset referenced by any observation, once per ref and expected
+// hash: instances whose manifests expect different hashes for one URL each have theirs
+// checked. Observations of the same build share one list, which is walked once.
 func uniqueAssets(obs []model.Observation) []model.Asset {
 	seenList := map[string]bool{}
-	seen := map[string]bool{}
+	seen := map[model.Asset]bool{}
 	var out []model.Asset
 	for _, o := range obs {
-		if len(o.Assets) == 0 || seenList[o.AssetsSHA256] {
+		// Equal asset sets may still expect different hashes: a list is known by its bytes.
+		key := o.ManifestSHA256 + o.AssetsSHA256
+		if len(o.Assets) == 0 || seenList[key] {
 			continue
 		}
-		seenList[o.AssetsSHA256] = true
+		seenList[key] = true
 		for _, a := range o.Assets {
-			if !seen[a.Ref] {
-				seen[a.Ref] = true
+			if !seen[a] {
+				seen[a] = true
 				out = append(out, a)
 			}
 		}
