@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
-	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -158,6 +156,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
 	})
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		interrupted(ctx, res.Report)
+	}
 	if res.Report.Verdict == model.VerdictError {
 		return res, &UnverifiableError{Reason: res.Report.Error}
 	}
@@ -357,24 +358,6 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 		tc.RootCAs = pool
 	}
 	return tc, nil
-}
-
-// ManifestParsing is how a manifest is read under cfg: its format and the options that shape
-// its asset set (URL path, prefix, source maps, the reference cap). The prober, the registry
-// client of verify and `release record` all read manifests through it, so a record and a
-// verify run from one config compute the same asset set. file is the manifest's path inside
-// the image; it names the URL path only when the config gives none.
-func ManifestParsing(cfg *config.Config, file string) (manifest.Format, manifest.Options) {
-	m := cfg.Probe.Manifest
-	path := m.Path
-	if path == "" && file != "" {
-		path = "/" + filepath.Base(file)
-	}
-	format := manifest.Format(m.Format)
-	if format == "" {
-		format = manifest.Auto
-	}
-	return format, manifest.Options{Path: path, AssetPrefix: m.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps, MaxAssets: m.MaxAssets}
 }
 
 // RegistryClient builds the registry client for a config: the manifest is parsed exactly as
