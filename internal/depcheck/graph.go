@@ -29,10 +29,6 @@ const (
 	Command
 )
 
-func (l Layer) String() string {
-	return [...]string{"leaf", "stage", "support", "pipeline", "command"}[l]
-}
-
 var (
 	leaves = []string{"model", "manifest", "config"}
 	stages = []string{"fleet", "probe", "running", "registry", "verify", "report", "policy", "diagnose", "hook"}
