@@ -38,6 +38,7 @@ var (
 // (probe and registry read manifests through manifest, which is a leaf, so they need none.)
 var StageExceptions = map[[2]string]string{
 	{"report", "policy"}: "report renders the policy report (policy.Report), as it renders model.Report",
+	{"report", "diagnose"}: "report renders the diagnosis (text, JSON, HTML) as it renders the verify report",
 }
 
 // Classify returns the layer of a package (a path relative to the module, such as
