@@ -37,7 +37,7 @@ var (
 // StageExceptions lists the imports between stages that are there by design, each with why.
 // (probe and registry read manifests through manifest, which is a leaf, so they need none.)
 var StageExceptions = map[[2]string]string{
-	{"report", "policy"}: "report renders the policy report (policy.Report), as it renders model.Report",
+	{"report", "policy"}:   "report renders the policy report (policy.Report), as it renders model.Report",
 	{"report", "diagnose"}: "report renders the diagnosis (text, JSON, HTML) as it renders the verify report",
 }
 
