@@ -94,7 +94,9 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	r := &Report{}
 	r.Summary.Files = len(in.Files)
 	r.Summary.Images = len(in.Images)
-	r.Summary.Skipped = len(in.Skipped)
+	for _, sk := range in.Skipped {
+		r.Summary.Skipped = append(r.Summary.Skipped, sk.File)
+	}
 	r.Summary.SkippedFiles = in.Skipped
 	for _, img := range in.Images {
 		fs, suppressed, err := c.check(ctx, img)

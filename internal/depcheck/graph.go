@@ -29,10 +29,6 @@ const (
 	Command
 )
 
-func (l Layer) String() string {
-	return [...]string{"leaf", "stage", "support", "pipeline", "command"}[l]
-}
-
 var (
 	leaves = []string{"model", "manifest", "config"}
 	// utilities are internal packages at the leaf layer: small helpers that import no
@@ -44,7 +40,8 @@ var (
 // StageExceptions lists the imports between stages that are there by design, each with why.
 // (probe and registry read manifests through manifest, which is a leaf, so they need none.)
 var StageExceptions = map[[2]string]string{
-	{"report", "policy"}: "report renders the policy report (policy.Report), as it renders model.Report",
+	{"report", "policy"}:   "report renders the policy report (policy.Report), as it renders model.Report",
+	{"report", "diagnose"}: "report renders the diagnosis (text, JSON, HTML) as it renders the verify report",
 }
 
 // Classify returns the layer of a package (a path relative to the module, such as

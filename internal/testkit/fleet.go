@@ -228,9 +228,6 @@ func (f *Fleet) closeListeners(lns []net.Listener) {
 	}
 }
 
-// URL returns the URL of path on an instance, for probing it directly.
-func (f *Fleet) URL(in *Instance, path string) string { return f.Scheme + "://" + in.Address + path }
-
 // Close stops every instance.
 func (f *Fleet) Close() {
 	select {
