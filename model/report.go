@@ -48,6 +48,7 @@ const (
 	KindCertExpiring        Kind = "cert-expiring"
 	KindCertMismatch        Kind = "cert-mismatch"
 	KindCertInvalid         Kind = "cert-invalid"
+	KindDigestUnchecked     Kind = "digest-unchecked"
 )
 
 // Instance statuses.

@@ -49,6 +49,9 @@ type Input struct {
 	Duration          time.Duration
 	// Extra findings raised before judging (tag-moved from the registry, say).
 	Extra []model.Finding
+	// Running is what a trusted runtime source says each instance runs (evidence), matched
+	// to observations by target ID; nil when no source is configured.
+	Running []model.RunningDigest
 }
 
 // Judge compares expected and observed and writes the report. It is pure: the same input
@@ -65,6 +68,7 @@ func Judge(in Input) *model.Report {
 		j.in.Now = in.StartedAt
 	}
 	j.findings = append(j.findings, in.Extra...)
+	j.running()
 	j.instances()
 	j.groups()
 	j.claims()

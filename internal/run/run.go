@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
 	"github.com/polygraph-dev/polygraph/manifest"
@@ -80,12 +82,24 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	if err != nil {
 		return nil, err
 	}
-	sources, err := Sources(cfg)
+	awsCfg, _, err := LoadAWS(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := Sources(cfg, awsCfg)
+	if err != nil {
+		return nil, err
+	}
+	runtimeSrc, err := RuntimeSource(cfg, awsCfg)
 	if err != nil {
 		return nil, err
 	}
 	targets, err := fleet.Discover(ctx, sources...)
 	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		return nil, &UnverifiableError{Reason: "could not list the fleet", Err: err}
 	}
 	if len(targets) == 0 {
@@ -113,6 +127,13 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 	if o.Probed != nil {
 		o.Probed()
 	}
+	var runningDigests []model.RunningDigest
+	if runtimeSrc != nil {
+		runningDigests, err = runtimeSrc.RunningDigests(pctx, targets)
+		if err != nil {
+			return nil, &UnverifiableError{Reason: "reading running digests through " + runtimeSrc.Name(), Err: err}
+		}
+	}
 
 	var cdn *model.CDNResult
 	if len(cfg.CDN.BaseURLs) > 0 {
@@ -124,7 +145,7 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 		checker.Close()
 	}
 	rep := verify.Judge(verify.Input{
-		Release: rel, Observations: obs, CDN: cdn, Compare: compare, Extra: extra,
+		Release: rel, Observations: obs, CDN: cdn, Compare: compare, Extra: extra, Running: runningDigests,
 		StartedAt: started, Duration: now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
 	})
@@ -175,8 +196,8 @@ func uniqueAssets(obs []model.Observation) []model.Asset {
 	return out
 }
 
-// Sources builds the fleet sources the config names.
-func Sources(cfg *config.Config) ([]fleet.Source, error) {
+// Sources builds the fleet sources the config names; the AWS ones from awsCfg.
+func Sources(cfg *config.Config, awsCfg aws.Config) ([]fleet.Source, error) {
 	var out []fleet.Source
 	if len(cfg.Fleet.Static) > 0 {
 		st := make(fleet.Static, len(cfg.Fleet.Static))
@@ -185,11 +206,9 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 		}
 		out = append(out, st)
 	}
-	if cfg.Fleet.EC2 != nil || len(cfg.Fleet.TargetGroups) > 0 {
-		return nil, &config.Error{File: cfg.File, Msg: "fleet.ec2 and fleet.target_groups are not supported by this build yet; list instances under fleet.static"}
-	}
+	out = append(out, awsSources(cfg, awsCfg)...)
 	if len(out) == 0 {
-		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static entries"}
+		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static, fleet.ec2 or fleet.target_groups"}
 	}
 	return out, nil
 }
@@ -197,10 +216,6 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 // ProbeOptions maps the config's probe section to probe options.
 func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, error) {
 	p := cfg.Probe
-	switch p.Digest.Source {
-	case "ssm", "docker":
-		return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.digest.source %s is not supported by this build yet (use http, header or ec2-tag)", p.Digest.Source)}
-	}
 	tc, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
