@@ -1,0 +1,69 @@
+package verify
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/polygraph-dev/polygraph/model"
+)
+
+func TestJudgeRunningDigests(t *testing.T) {
+	rel := release()
+	rel.Image = "registry.example.com/web:v2"
+	in := Input{
+		Release: rel,
+		Observations: []model.Observation{
+			obs("honest", "A"), obs("liar", "A"), obs("unknown", "A"), obs("cached-elsewhere", "A"),
+		},
+		Running: []model.RunningDigest{
+			{TargetID: "honest", Source: "ssm", ImageID: configDigest, RepoDigests: []string{"registry.example.com/web@" + relDigest}},
+			{TargetID: "liar", Source: "ssm", ImageID: otherDigest, RepoDigests: []string{"registry.example.com/web@" + otherDigest}},
+			{TargetID: "unknown", Source: "ssm", Unknown: "SSM cannot run commands on unknown"},
+			// A mirror's repo digest is not the release repository's, but the image ID is in the set.
+			{TargetID: "cached-elsewhere", Source: "docker", ImageID: configDigest, RepoDigests: []string{"mirror.example.com/web@" + otherDigest}},
+		},
+	}
+	before := slices.Clone(in.Observations)
+	rep := Judge(in)
+	got := kindsOf(rep)
+	wantKinds := []want{
+		{model.KindDigestMismatch, "liar"},
+		{model.KindDigestUnchecked, "unknown"},
+		{model.KindVersionLie, "liar"},
+	}
+	if !slices.Equal(got, wantKinds) {
+		t.Errorf("findings %v, want %v", got, wantKinds)
+	}
+	running := map[string]string{}
+	for _, i := range rep.Instances {
+		running[i.ID] = i.RunningDigest
+	}
+	if running["honest"] != relDigest || running["liar"] != otherDigest || running["unknown"] != "" || running["cached-elsewhere"] != configDigest {
+		t.Errorf("running digests %v", running)
+	}
+	for _, f := range rep.Findings {
+		if f.Kind == model.KindDigestUnchecked && f.Severity != model.SeverityWarning {
+			t.Errorf("digest-unchecked is a warning: %+v", f)
+		}
+	}
+	if !slices.EqualFunc(before, in.Observations, func(a, b model.Observation) bool { return a.RunningDigest == b.RunningDigest }) {
+		t.Error("the judge changed the caller's observations")
+	}
+}
+
+func TestPickRunning(t *testing.T) {
+	rel := &model.Release{Image: "r.example.com/web:v2", Digest: relDigest, Digests: []string{relDigest, configDigest}}
+	for name, tc := range map[string]struct {
+		r    model.RunningDigest
+		want string
+	}{
+		"repo digest of the release":  {model.RunningDigest{ImageID: configDigest, RepoDigests: []string{"r.example.com/web@" + relDigest}}, relDigest},
+		"image ID only":               {model.RunningDigest{ImageID: otherDigest}, otherDigest},
+		"other image, own repo first": {model.RunningDigest{ImageID: otherDigest, RepoDigests: []string{"r.example.com/web@" + otherDigest}}, otherDigest},
+		"nothing":                     {model.RunningDigest{}, ""},
+	} {
+		if got := PickRunning(rel, tc.r); got != tc.want {
+			t.Errorf("%s: %s, want %s", name, got, tc.want)
+		}
+	}
+}
