@@ -130,14 +130,33 @@ func (s *SSM) RunningDigests(ctx context.Context, targets []model.Target) ([]mod
 	}
 	unknown := func(id, why string) { set(id, func(r *model.RunningDigest) { r.Unknown = why }) }
 
-	var cmds []*command
+	// Batches are sent a few at once; each instance is in one batch, so each result slot is
+	// written by one goroutine.
+	var (
+		cmds    []*command
+		sendErr error
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, s.o.concurrency)
+	)
 	for start := 0; start < len(ids); start += MaxInstancesPerCommand {
 		batch := ids[start:min(start+MaxInstancesPerCommand, len(ids))]
-		sent, err := s.send(ctx, batch, unknown)
-		if err != nil {
-			return nil, err
-		}
-		cmds = append(cmds, sent...)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sent, err := s.send(ctx, batch, unknown)
+			mu.Lock()
+			defer mu.Unlock()
+			cmds = append(cmds, sent...)
+			if err != nil && sendErr == nil {
+				sendErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	if sendErr != nil {
+		return nil, sendErr
 	}
 	if err := s.poll(ctx, cmds, set, unknown); err != nil {
 		return nil, err
