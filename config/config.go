@@ -13,6 +13,8 @@ type Config struct {
 	Compare string  `yaml:"compare"`
 	Hook    Hook    `yaml:"hook"`
 	Policy  Policy  `yaml:"policy"`
+	// Registry configures access to OCI registries (release record, release.image, --resolve).
+	Registry Registry `yaml:"registry"`
 
 	// File is the path the config was loaded from ("" when built in code).
 	File string `yaml:"-"`

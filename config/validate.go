@@ -179,6 +179,17 @@ func (v *validator) oneOf(path, value string, allowed []string) {
 
 func (v *validator) validate() {
 	c := v.cfg
+	v.numbers(v.root, "")
+	for _, path := range []string{"probe.timeout", "probe.tls.expiry_warning", "hook.ready_timeout", "hook.heartbeat_interval"} {
+		v.positive(path)
+	}
+	// Defaults have replaced a 0 by now: look at what was written.
+	for _, path := range []string{"probe.concurrency", "cdn.concurrency", "probe.max_body"} {
+		if n, err := ParseByteSize(v.scalar(path)); err == nil && n == 0 {
+			v.fail(path, "%s must be at least 1, got %s (leave it out for the default)", path, v.scalar(path))
+		}
+	}
+	v.headers()
 	v.oneOf("probe.scheme", c.Probe.Scheme, Schemes)
 	v.oneOf("probe.manifest.format", c.Probe.Manifest.Format, Formats)
 	v.oneOf("compare", c.Compare, CompareModes)
@@ -190,7 +201,7 @@ func (v *validator) validate() {
 	if !strings.HasPrefix(c.Probe.Manifest.Path, "/") {
 		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", c.Probe.Manifest.Path)
 	}
-	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || strings.Contains(c.Probe.Host, "://")) {
+	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || hasControl(c.Probe.Host) || strings.Contains(c.Probe.Host, "://")) {
 		v.fail("probe.host", "probe.host must be a host name (no scheme or path), got %q", c.Probe.Host)
 	}
 	v.claim("probe.version", c.Probe.Version)
@@ -290,6 +301,7 @@ func (v *validator) validate() {
 			v.fail(fmt.Sprintf("policy.exceptions.%d", i), "policy exception %d (%s) needs an expiry date (expires: YYYY-MM-DD): exceptions are temporary", i+1, e.Image)
 		}
 	}
+	v.registry()
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
 		v.fail("release.platform", "release.platform must be os/arch[/variant], got %q", c.Release.Platform)
 	}

@@ -16,9 +16,8 @@ type Target struct {
 	Source string
 	// ReportedDigest is a digest claim known at discovery (the ec2-tag digest source).
 	ReportedDigest string
-	// Unreachable says why the target cannot be dialed at all (an EC2 instance without an
-	// address of the configured kind). The prober records it as the observation's error
-	// without dialing. Empty for an ordinary target.
+	// Unreachable says why the source knows the target cannot be dialed (an EC2 instance with
+	// no address of the configured kind); the prober records it without sending a request.
 	Unreachable string
 }
 
@@ -72,9 +71,8 @@ type Observation struct {
 	VersionError    string
 	// ReportedDigest is the digest the instance claims about itself.
 	ReportedDigest string
-	// RunningDigest is the digest a trusted source (container runtime) reports.
-	RunningDigest string
-	DigestError   string
+	// DigestError says why the digest claim could not be read.
+	DigestError string
 
 	TLS *TLSInfo
 }
@@ -129,16 +127,14 @@ const (
 	SourceConsensus = "consensus"
 )
 
-// HasDigest reports whether d is one of the release digest set.
+// HasDigest reports whether d is one of the release digest set, compared in canonical form
+// (SameDigest): "repo@sha256:…", bare hex and upper case name the same digest.
 func (r *Release) HasDigest(d string) bool {
-	if d == "" {
-		return false
-	}
-	if d == r.Digest {
+	if SameDigest(d, r.Digest) {
 		return true
 	}
 	for _, x := range r.Digests {
-		if x == d {
+		if SameDigest(d, x) {
 			return true
 		}
 	}

@@ -35,6 +35,7 @@ type Kind string
 const (
 	KindUnreachable         Kind = "unreachable"
 	KindDigestMismatch      Kind = "digest-mismatch"
+	KindDigestUnchecked     Kind = "digest-unchecked"
 	KindContentMismatch     Kind = "content-mismatch"
 	KindVersionLie          Kind = "version-lie"
 	KindContentDrift        Kind = "content-drift"
@@ -48,7 +49,6 @@ const (
 	KindCertExpiring        Kind = "cert-expiring"
 	KindCertMismatch        Kind = "cert-mismatch"
 	KindCertInvalid         Kind = "cert-invalid"
-	KindDigestUnchecked     Kind = "digest-unchecked"
 )
 
 // Instance statuses.
@@ -64,12 +64,16 @@ const (
 	VerdictPass = "pass"
 	VerdictWarn = "warn"
 	VerdictFail = "fail"
+	// VerdictError means the run could not verify at all; Report.Error says why.
+	VerdictError = "error"
 )
 
 // Report is the verify report (schema polygraph.report/v1).
 type Report struct {
-	Schema     string     `json:"schema"`
-	Verdict    string     `json:"verdict"`
+	Schema  string `json:"schema"`
+	Verdict string `json:"verdict"`
+	// Error says why the run could not verify at all (exit 3); empty otherwise.
+	Error      string     `json:"error,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
 	DurationMS int64      `json:"duration_ms"`
 	Release    Release    `json:"release"`
@@ -157,4 +161,28 @@ func (r *Report) Failed(threshold Severity) bool {
 		return false
 	}
 	return r.Worst().Rank() >= threshold.Rank()
+}
+
+// Exit codes (SPEC §2), as ExitCode decides them.
+const (
+	ExitOK           = 0 // verified, nothing at or above the threshold
+	ExitFindings     = 1 // findings at or above the threshold
+	ExitUsage        = 2 // usage or configuration error
+	ExitUnverifiable = 3 // could not verify at all
+)
+
+// ExitCode is the one decision of a run's exit code from its report: 3 when it could not verify
+// at all (verdict "error"), else 1 when findings reach the threshold, else 3 when a part of the
+// evidence could not be gathered at all (Error set: a primary CDN that never answered), else 0.
+// Findings that give 1 take precedence over an Error that leaves the verdict judged.
+func (r *Report) ExitCode(threshold Severity) int {
+	switch {
+	case r.Verdict == VerdictError:
+		return ExitUnverifiable
+	case r.Failed(threshold):
+		return ExitFindings
+	case r.Error != "":
+		return ExitUnverifiable
+	}
+	return ExitOK
 }

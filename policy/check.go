@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // Option configures Check.
@@ -147,7 +148,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 			if err != nil {
 				return nil, 0, err
 			}
-			if d != ref.Digest {
+			if !model.SameDigest(d, ref.Digest) {
 				f := c.finding(img, RuleTagMoved, SeverityError,
 					"%s in %s: tag %q now points at %s, not at the pinned %s", shown, img.Where, ref.Tag, d, ref.Digest)
 				f.Suggestion = ref.WithDigest(d)

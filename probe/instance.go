@@ -69,11 +69,7 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if why := targets[i].Unreachable; why != "" {
-					obs[i] = model.Observation{Target: targets[i], Error: why}
-				} else {
-					obs[i] = p.probe(ctx, targets[i])
-				}
+				obs[i] = p.probe(ctx, targets[i])
 				if p.o.onDone != nil {
 					p.o.onDone(obs[i])
 				}
@@ -448,6 +444,11 @@ func (e *wordsErr) Error() string { return e.msg }
 func (e *wordsErr) Unwrap() error { return e.err }
 
 func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
+	if t.Unreachable != "" {
+		// The fleet source knows there is nothing to dial (an instance with no address of the
+		// configured kind): evidence, recorded without a request.
+		return model.Observation{Target: t, Error: t.Unreachable}
+	}
 	in := p.newInstance(t)
 	defer in.tr.CloseIdleConnections()
 	o := &p.o
@@ -506,6 +507,17 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 		obs.ReportedDigest, obs.DigestError = in.claim(ctx, o.digest.Claim, r)
 	case "ec2-tag":
 		obs.ReportedDigest = t.ReportedDigest
+	}
+	if obs.ReportedDigest != "" {
+		// A claim is compared in canonical form however the instance spells it; a value that is
+		// no digest is no claim at all, never a mismatch.
+		if d, ok := model.CanonicalDigest(obs.ReportedDigest); ok {
+			obs.ReportedDigest = d
+		} else {
+			o.logger.Info("reported digest is not a sha256 digest; ignored", "instance", t.ID, "value", obs.ReportedDigest)
+			obs.DigestError = fmt.Sprintf("reported digest %q is not a sha256 digest", obs.ReportedDigest)
+			obs.ReportedDigest = ""
+		}
 	}
 	return obs
 }

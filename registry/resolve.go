@@ -74,32 +74,18 @@ func (s *DigestSet) Contains(digest string) bool { return Equivalent(s, digest) 
 // digest may be a bare "sha256:..." or a "repo@sha256:..." reference; case is ignored. An
 // empty digest or a nil set is never equivalent.
 func Equivalent(set *DigestSet, digest string) bool {
-	d := NormalizeDigest(digest)
-	if set == nil || d == "" {
+	if set == nil {
 		return false
 	}
-	if NormalizeDigest(set.Digest) == d {
+	if model.SameDigest(set.Digest, digest) {
 		return true
 	}
 	for _, m := range set.Digests {
-		if NormalizeDigest(m.Digest) == d {
+		if model.SameDigest(m.Digest, digest) {
 			return true
 		}
 	}
 	return false
-}
-
-// NormalizeDigest reduces "repo@sha256:ABC" or " sha256:abc " to "sha256:abc". A bare hex
-// string of 64 characters is taken as sha256.
-func NormalizeDigest(d string) string {
-	d = strings.ToLower(strings.TrimSpace(d))
-	if i := strings.LastIndex(d, "@"); i >= 0 {
-		d = d[i+1:]
-	}
-	if len(d) == 64 && !strings.Contains(d, ":") {
-		d = "sha256:" + d
-	}
-	return d
 }
 
 // SetFromRecord returns the digest set a release record holds.
@@ -115,7 +101,7 @@ func SetFromRecord(rec *model.ReleaseRecord) *DigestSet {
 // TagMoved reports whether the reference recorded in rec now resolves (to now) elsewhere than
 // the record's top digest: the tag was re-pushed. Both must be non-nil.
 func TagMoved(rec *model.ReleaseRecord, now *DigestSet) bool {
-	return NormalizeDigest(now.Digest) != NormalizeDigest(rec.Digest)
+	return !model.SameDigest(now.Digest, rec.Digest)
 }
 
 // resolution is a resolved reference: its digest set and the image manifests under it.

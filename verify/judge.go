@@ -38,6 +38,10 @@ type Input struct {
 	Release *model.Release
 	// Observations has one entry per instance.
 	Observations []model.Observation
+	// Running is the evidence of trusted digest sources, at most one per target ID (nil when
+	// none is configured). It travels apart from the observations, which hold only what the
+	// instances said.
+	Running []model.RunningDigest
 	// CDN is the outcome of the asset checks (nil when none ran).
 	CDN *model.CDNResult
 	// Compare decides when two manifests are the same content; the default is CompareAssets.
@@ -49,9 +53,6 @@ type Input struct {
 	Duration          time.Duration
 	// Extra findings raised before judging (tag-moved from the registry, say).
 	Extra []model.Finding
-	// Running is what a trusted runtime source says each instance runs (evidence), matched
-	// to observations by target ID; nil when no source is configured.
-	Running []model.RunningDigest
 }
 
 // Judge compares expected and observed and writes the report. It is pure: the same input
@@ -68,7 +69,10 @@ func Judge(in Input) *model.Report {
 		j.in.Now = in.StartedAt
 	}
 	j.findings = append(j.findings, in.Extra...)
-	j.running()
+	j.running = map[string]runningEvidence{}
+	for _, r := range in.Running {
+		j.running[r.TargetID] = j.weigh(r)
+	}
 	j.instances()
 	j.groups()
 	j.claims()
@@ -86,6 +90,7 @@ type judge struct {
 	grps     []model.Group
 	status   map[string]string // instance ID -> status
 	keyOf    map[string]string // instance ID -> content key
+	running  map[string]runningEvidence
 }
 
 func (j *judge) add(f model.Finding) { j.findings = append(j.findings, f) }
@@ -96,7 +101,7 @@ func (j *judge) instances() {
 		t := o.Target
 		inst := model.Instance{
 			ID: t.ID, Address: t.Address, Labels: t.Labels,
-			ReportedVersion: o.ReportedVersion, ReportedDigest: o.ReportedDigest, RunningDigest: o.RunningDigest,
+			ReportedVersion: o.ReportedVersion, ReportedDigest: o.ReportedDigest, RunningDigest: j.running[t.ID].shown,
 			ManifestSHA256: o.ManifestSHA256, AssetsSHA256: o.AssetsSHA256, Assets: len(o.Assets),
 			Format: o.ManifestFormat, TLS: o.TLS, Status: model.StatusOK,
 		}
@@ -150,7 +155,7 @@ func (j *judge) groups() {
 			order = append(order, g)
 		}
 		g.Instances = append(g.Instances, o.Target.ID)
-		if d := o.RunningDigest; d != "" && !contains(g.RunningDigests, d) {
+		if d := j.running[o.Target.ID].shown; d != "" && !contains(g.RunningDigests, d) {
 			g.RunningDigests = append(g.RunningDigests, d)
 		}
 	}
@@ -234,21 +239,32 @@ func (j *judge) claims() {
 	digestsKnown := j.rel.Digest != "" || len(j.rel.Digests) > 0
 	want := j.rel.Digest
 	for _, o := range j.in.Observations {
+		id := o.Target.ID
+		run, hasRun := j.running[id]
+		switch {
+		case hasRun && run.unknown != "":
+			j.add(model.Finding{Kind: model.KindDigestUnchecked, Severity: model.SeverityWarning, Instance: id,
+				Message:  fmt.Sprintf("%s: %s could not tell which image it runs (%s): unknown, not wrong", id, run.source, run.unknown),
+				Evidence: map[string]string{"source": run.source}})
+		case hasRun && digestsKnown && run.other:
+			// Evidence from the runtime stands whether or not the instance answered over HTTP.
+			j.status[id] = model.StatusMismatch
+			j.add(model.Finding{Kind: model.KindDigestMismatch, Severity: model.SeverityError, Instance: id,
+				Message:  fmt.Sprintf("%s runs %s (per %s), which is not in the release digest set of %s", id, short(run.shown), run.source, j.relName()),
+				Evidence: map[string]string{"want": want, "got": run.shown, "digest": "running", "source": run.source}})
+		}
 		if !o.Reached {
 			continue
 		}
-		id := o.Target.ID
-		for _, d := range []struct{ what, value string }{{"running", o.RunningDigest}, {"reported", o.ReportedDigest}} {
-			if digestsKnown && d.value != "" && !j.rel.HasDigest(d.value) {
-				j.status[id] = model.StatusMismatch
-				j.add(model.Finding{Kind: model.KindDigestMismatch, Severity: model.SeverityError, Instance: id,
-					Message:  fmt.Sprintf("%s %s digest %s is not in the release digest set of %s", id, d.what, short(d.value), j.relName()),
-					Evidence: map[string]string{"want": want, "got": d.value, "digest": d.what}})
-			}
+		if digestsKnown && o.ReportedDigest != "" && !j.rel.HasDigest(o.ReportedDigest) {
+			j.status[id] = model.StatusMismatch
+			j.add(model.Finding{Kind: model.KindDigestMismatch, Severity: model.SeverityError, Instance: id,
+				Message:  fmt.Sprintf("%s reported digest %s is not in the release digest set of %s", id, short(o.ReportedDigest), j.relName()),
+				Evidence: map[string]string{"want": want, "got": o.ReportedDigest, "digest": "reported"}})
 		}
 		key, valid := j.keyOf[id]
 		contentKnown := valid && j.expected != ""
-		runsOther := digestsKnown && o.RunningDigest != "" && !j.rel.HasDigest(o.RunningDigest)
+		runsOther := digestsKnown && run.other
 		servesOther := (contentKnown && key != j.expected) || runsOther
 		servesRelease := contentKnown && key == j.expected && !runsOther
 
@@ -272,7 +288,7 @@ func (j *judge) claims() {
 			what := "content"
 			got := key
 			if runsOther {
-				what, got = "image", o.RunningDigest
+				what, got = "image", run.shown
 			}
 			j.status[id] = model.StatusMismatch
 			j.add(model.Finding{Kind: model.KindVersionLie, Severity: model.SeverityError, Instance: id,
@@ -487,13 +503,47 @@ func (j *judge) report() *model.Report {
 	default:
 		r.Verdict = model.VerdictPass
 	}
+	if n := len(j.in.Observations); n > 0 && j.answered() == 0 {
+		r.Verdict = model.VerdictError
+		r.Error = fmt.Sprintf("not a single instance answered (%d probed)", n)
+	}
+	return r
+}
+
+// answered counts the instances that answered: with a usable HTTP response, or with a
+// certificate that fails verification (evidence of its own, a cert-invalid finding). Whether
+// the fleet is probed over http or https makes no difference: a fleet answering only 5xx has
+// not answered.
+func (j *judge) answered() int {
+	n := 0
+	for _, o := range j.in.Observations {
+		if o.Reached || (o.TLS != nil && o.TLS.VerifyError != "") {
+			n++
+		}
+	}
+	return n
+}
+
+// Unverified is the report of a run that could not verify at all (verdict "error", exit 3):
+// what is known of the release, and why. It is written like any report, so a report from an
+// earlier run never stands in for this one.
+func Unverified(rel *model.Release, started time.Time, d time.Duration, why string) *model.Report {
+	r := &model.Report{
+		Schema: model.ReportSchema, Verdict: model.VerdictError, Error: why,
+		StartedAt: started.UTC(), DurationMS: d.Milliseconds(),
+		Release:   model.Release{Source: model.SourceConsensus},
+		Instances: []model.Instance{}, Groups: []model.Group{}, Findings: []model.Finding{},
+	}
+	if rel != nil {
+		r.Release = *rel
+	}
 	return r
 }
 
 var kinds = []model.Kind{
 	model.KindTagMoved, model.KindVersionLie, model.KindDigestMismatch, model.KindContentMismatch, model.KindContentDrift,
 	model.KindAssetMissing, model.KindAssetIntegrity, model.KindManifestInvalid, model.KindUnreachable, model.KindCertInvalid,
-	model.KindAssetUnchecked, model.KindAssetReplicaMissing, model.KindAssetDegraded, model.KindCertExpiring, model.KindCertMismatch,
+	model.KindAssetUnchecked, model.KindDigestUnchecked, model.KindAssetReplicaMissing, model.KindAssetDegraded, model.KindCertExpiring, model.KindCertMismatch,
 }
 
 func kindOrder(k model.Kind) int {

@@ -3,6 +3,7 @@ package verify
 import (
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,18 +123,39 @@ func TestJudge(t *testing.T) {
 		{
 			name: "config digest and index digest are the same release",
 			in: Input{Release: release(), Observations: []model.Observation{
-				obs("a", "A", func(o *model.Observation) { o.RunningDigest = configDigest }),
-				obs("b", "A", func(o *model.Observation) { o.RunningDigest = relDigest; o.ReportedDigest = configDigest }),
+				obs("a", "A"),
+				obs("b", "A", func(o *model.Observation) { o.ReportedDigest = configDigest }),
+			}, Running: []model.RunningDigest{
+				{TargetID: "a", Source: "ssm", ImageID: configDigest},
+				{TargetID: "b", Source: "ssm", RepoDigests: []string{"registry.example.com/store-web@" + relDigest}},
 			}},
 			verdict: model.VerdictPass,
 		},
 		{
 			name: "running another image while reporting the release digest",
 			in: Input{Release: release(), Observations: []model.Observation{
-				obs("a", "A", func(o *model.Observation) { o.RunningDigest = otherDigest; o.ReportedDigest = relDigest }),
-			}},
+				obs("a", "A", func(o *model.Observation) { o.ReportedDigest = relDigest }),
+			}, Running: []model.RunningDigest{{TargetID: "a", Source: "ssm", ImageID: otherDigest}}},
 			want:    []want{{model.KindDigestMismatch, "a"}, {model.KindVersionLie, "a"}},
 			verdict: model.VerdictFail,
+		},
+		{
+			name: "a runtime that cannot tell is unknown, not wrong",
+			in: Input{Release: release(), Observations: []model.Observation{obs("a", "A")},
+				Running: []model.RunningDigest{{TargetID: "a", Source: "ssm", Unknown: "the instance is not managed by SSM"}}},
+			want:    []want{{model.KindDigestUnchecked, "a"}},
+			verdict: model.VerdictWarn,
+			status:  map[string]string{"a": "ok"},
+		},
+		{
+			name: "an honest instance spelling the release digest its own way",
+			in: Input{Release: release(), Observations: []model.Observation{
+				obs("a", "A", func(o *model.Observation) {
+					o.ReportedDigest = "registry.example.com/store-web@" + strings.ToUpper(relDigest)
+				}),
+				obs("b", "A", func(o *model.Observation) { o.ReportedDigest = strings.TrimPrefix(relDigest, "sha256:") }),
+			}},
+			verdict: model.VerdictPass,
 		},
 		{
 			name:    "compare assets ignores byte differences",

@@ -1,81 +1,68 @@
 package verify
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/polygraph-dev/polygraph/model"
 )
 
-// running takes the trusted runtime source's answers into the observations' RunningDigest
-// (on a copy: the caller's observations are not changed) and raises digest-unchecked for
-// every instance the source could not tell about: unknown, never wrong.
-func (j *judge) running() {
-	if len(j.in.Running) == 0 {
-		return
+// runningEvidence is a trusted source's answer about one instance, weighed against the release.
+type runningEvidence struct {
+	source  string
+	shown   string // the running_digest the report shows ("" when unknown)
+	other   bool   // known, and not one digest of it is in the release digest set
+	unknown string // why the source could not tell
+}
+
+// weigh reads a trusted source's answer. The instance runs the release when any digest the
+// runtime recorded (image ID, any repository digest) is in the release digest set: Docker
+// records the config digest as the image ID and the index digest among the repo digests,
+// containerd the index or the platform manifest. The digest shown is the repository digest of
+// the release's repository when the image has one, else the image ID.
+func (j *judge) weigh(r model.RunningDigest) runningEvidence {
+	ev := runningEvidence{source: r.Source}
+	if !r.Known() {
+		ev.unknown = r.Unknown
+		if ev.unknown == "" {
+			ev.unknown = "no digest in its answer"
+		}
+		return ev
 	}
-	byID := make(map[string]model.RunningDigest, len(j.in.Running))
-	for _, r := range j.in.Running {
-		byID[r.TargetID] = r
+	var digests []string
+	if d, ok := model.CanonicalDigest(r.ImageID); ok {
+		digests = append(digests, d)
+		ev.shown = d
 	}
-	obs := make([]model.Observation, len(j.in.Observations))
-	copy(obs, j.in.Observations)
-	for i := range obs {
-		id := obs[i].Target.ID
-		r, ok := byID[id]
+	repo := repository(j.rel.Image)
+	for i, rd := range r.RepoDigests {
+		d, ok := model.CanonicalDigest(rd)
 		if !ok {
 			continue
 		}
-		if r.Unknown != "" {
-			j.add(model.Finding{Kind: model.KindDigestUnchecked, Severity: model.SeverityWarning, Instance: id,
-				Message:  fmt.Sprintf("%s: %s could not tell which image runs: %s", id, r.Source, r.Unknown),
-				Evidence: map[string]string{"source": r.Source}})
-			continue
+		digests = append(digests, d)
+		if (repo != "" && repository(rd) == repo) || (ev.shown == "" && i == 0) {
+			ev.shown = d
 		}
-		obs[i].RunningDigest = PickRunning(&j.rel, r)
 	}
-	j.in.Observations = obs
+	if len(digests) == 0 {
+		ev.unknown = "its answer holds no sha256 digest"
+		return ev
+	}
+	ev.other = true
+	for _, d := range digests {
+		if j.rel.HasDigest(d) {
+			ev.other = false
+		}
+	}
+	return ev
 }
 
-// PickRunning chooses the digest that stands for what an instance runs: one of the release
-// digest set when the image ID or any repo digest is in it (the release repository's repo
-// digest first); otherwise the repo digest of the release's repository, else the image ID,
-// else the first repo digest. Digests are canonical sha256:<hex>.
-func PickRunning(rel *model.Release, r model.RunningDigest) string {
-	repo := repository(rel.Image)
-	var own, others []string
-	for _, rd := range r.RepoDigests {
-		i := strings.LastIndex(rd, "@")
-		if i < 0 {
-			continue
-		}
-		if repo != "" && rd[:i] == repo {
-			own = append(own, rd[i+1:])
-		} else {
-			others = append(others, rd[i+1:])
-		}
-	}
-	candidates := append(append(own, r.ImageID), others...)
-	for _, d := range candidates {
-		if d != "" && rel.HasDigest(d) {
-			return d
-		}
-	}
-	for _, d := range candidates {
-		if d != "" {
-			return d
-		}
-	}
-	return ""
-}
-
-// repository strips the tag and digest from an image reference.
+// repository is the repository part of an image reference: no tag, no digest.
 func repository(ref string) string {
-	if i := strings.Index(ref, "@"); i >= 0 {
+	if i := strings.IndexByte(ref, '@'); i >= 0 {
 		ref = ref[:i]
 	}
-	slash := strings.LastIndex(ref, "/")
-	if i := strings.LastIndex(ref, ":"); i > slash {
+	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
 		ref = ref[:i]
 	}
 	return ref

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
@@ -20,16 +21,18 @@ import (
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:      "verify",
-		Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
-		UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
-			failOnFlag(),
-			&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
-		},
-		Action: verifyAction,
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:      "verify",
+			Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
+			UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
+				failOnFlag(),
+				&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
+			},
+			Action: verifyAction,
+		}
 	})
 }
 
@@ -72,48 +75,62 @@ func verifyAction(c *cli.Context) error {
 	return finish(c.App.Writer, rep, err, output, c.String("report"), threshold, g)
 }
 
-// finish renders a report (when there is one), writes --report, and turns the outcome into the
-// command's error (and so its exit code).
+// finish renders the report (a run that could not verify has one too, verdict "error"),
+// writes --report, and turns the report into the command's exit code. Only a configuration
+// error comes without a report.
 func finish(w io.Writer, rep *model.Report, runErr error, output, reportFile string, threshold model.Severity, g *globals) error {
-	if rep != nil {
-		if g.quiet && output == "text" {
-			fmt.Fprintf(w, "%s: %d instances, %d ok, %d findings\n", rep.Verdict, rep.Summary.Instances, rep.Summary.OK, rep.Summary.Findings)
-		} else if err := verify.Render(w, rep, output, verify.RenderOptions{Color: g.color}); err != nil {
-			return unverifiable(fmt.Errorf("writing the report: %w", err))
+	var ce *config.Error
+	if rep == nil || errors.As(runErr, &ce) {
+		if runErr == nil {
+			runErr = errors.New("the run produced no report")
 		}
-		if reportFile != "" {
-			if err := writeReport(reportFile, rep); err != nil {
-				return unverifiable(err)
-			}
+		return runErr
+	}
+	if g.quiet && output == "text" {
+		fmt.Fprintf(w, "%s: %d instances, %d ok, %d findings\n", rep.Verdict, rep.Summary.Instances, rep.Summary.OK, rep.Summary.Findings)
+	} else if err := verify.Render(w, rep, output, verify.RenderOptions{Color: g.color}); err != nil {
+		return unverifiable(fmt.Errorf("writing the report: %w", err))
+	}
+	if reportFile != "" {
+		if err := writeReport(reportFile, rep); err != nil {
+			return unverifiable(err)
 		}
 	}
-	if runErr != nil {
-		var ue *run.UnverifiableError
-		var ce *config.Error
-		switch {
-		case errors.As(runErr, &ce):
-			return runErr
-		case errors.As(runErr, &ue):
-			return unverifiable(runErr)
-		}
+	switch code := rep.ExitCode(threshold); {
+	case code == model.ExitOK:
+		return nil
+	case code == model.ExitUnverifiable && runErr != nil:
 		return unverifiable(runErr)
+	case code == model.ExitUnverifiable:
+		return unverifiable(errors.New(rep.Error))
+	default:
+		return &exitError{code: code}
 	}
-	if rep.Failed(threshold) {
-		return findingsExit
-	}
-	return nil
 }
 
+// writeReport writes the JSON report atomically: to a temporary file beside path, then renamed
+// over it, so a report from an earlier run never survives as if it were this one's.
 func writeReport(path string, rep *model.Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing --report: %w", err)
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
 	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // after a successful rename there is nothing left to remove
 	if err := verify.RenderJSON(f, rep); err != nil {
 		f.Close()
 		return fmt.Errorf("writing --report %s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	return nil
 }
 
 // progressBar draws probing progress on stderr when it is a terminal and not --quiet.

@@ -42,8 +42,16 @@ func LoadAWS(ctx context.Context, cfg *config.Config) (awsCfg aws.Config, ok boo
 	return awsCfg, true, nil
 }
 
-// awsSources builds the EC2 and target group fleet sources, one client per service.
-func awsSources(cfg *config.Config, awsCfg aws.Config) []fleet.Source {
+// AWSSources builds the EC2 and target group fleet sources the config names (none without
+// them), one client per service from one aws.Config.
+func AWSSources(ctx context.Context, cfg *config.Config) ([]fleet.Source, error) {
+	if cfg.Fleet.EC2 == nil && len(cfg.Fleet.TargetGroups) == 0 {
+		return nil, nil
+	}
+	awsCfg, _, err := LoadAWS(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
 	var out []fleet.Source
 	address, tag := "private_ip", ""
 	if cfg.Probe.Digest.Source == "ec2-tag" {
@@ -62,16 +70,20 @@ func awsSources(cfg *config.Config, awsCfg aws.Config) []fleet.Source {
 			Region: awsCfg.Region, ARNs: cfg.Fleet.TargetGroups, Address: address, DigestTag: tag,
 		}))
 	}
-	return out
+	return out, nil
 }
 
-// RuntimeSource builds the trusted running-digest source probe.runtime names (nil when none).
-func RuntimeSource(cfg *config.Config, awsCfg aws.Config) (running.Source, error) {
+// runtimeSource builds the trusted running-digest source probe.runtime names (nil when none).
+func runtimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
 	r := cfg.Probe.Runtime
 	switch r.Source {
 	case "":
 		return nil, nil
 	case "ssm":
+		awsCfg, _, err := LoadAWS(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
 		src, err := running.NewSSM(ssm.NewFromConfig(awsCfg), r.Container, running.WithEngine(r.Engine), running.WithRegion(awsCfg.Region))
 		if err != nil {
 			return nil, &config.Error{File: cfg.File, Msg: "probe.runtime: " + err.Error()}

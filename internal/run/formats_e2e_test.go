@@ -35,7 +35,7 @@ func TestManifestFormatsEndToEnd(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.format+" "+filepath.Base(tc.file), func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("..", "..", "probe", "manifest", "testdata", tc.file))
+			body, err := os.ReadFile(filepath.Join("..", "..", "manifest", "testdata", tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}

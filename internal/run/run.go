@@ -15,14 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
 	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/running"
 	"github.com/polygraph-dev/polygraph/verify"
 )
 
@@ -46,6 +45,11 @@ func (e *UnverifiableError) Unwrap() error { return e.Err }
 type Options struct {
 	// Logger receives debug logs; nil discards.
 	Logger *slog.Logger
+	// Targets, when set, are verified instead of the fleet the config lists: the lifecycle
+	// hook hands in the one instance it was told about.
+	Targets []model.Target
+	// Runtime, when set, is the trusted digest source instead of the one the config names.
+	Runtime running.Source
 	// Discovered is called once the fleet is listed, with the number of instances, before any
 	// is probed (the CLI sizes its memory limit there).
 	Discovered func(instances int)
@@ -61,53 +65,131 @@ type Options struct {
 	Registry []registry.Option
 	// Version is polygraph's version, written into records.
 	Version string
+	// Budget is the retry budget the probe and CDN stages share; nil gives each stage called
+	// alone its own, and Run one for the whole run.
+	Budget *probe.Budget
 }
 
-// Verify runs the whole verification described by cfg and returns the report. A report is
-// returned with an *UnverifiableError when instances were probed but none answered.
-func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, error) {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
+func (o *Options) defaults() {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	started := now()
+}
+
+// Result holds every stage's output of one run: diagnose reads the intermediate values, verify
+// only the report.
+type Result struct {
+	Release      *model.Release
+	Extra        []model.Finding // raised while resolving the release (tag-moved)
+	Targets      []model.Target
+	Observations []model.Observation
+	Running      []model.RunningDigest
+	CDN          *model.CDNResult
+	Report       *model.Report
+}
+
+// Verify runs the whole verification described by cfg and returns its report. The report is
+// returned with an *UnverifiableError when the run could not verify at all (its verdict is then
+// "error"); only a configuration error (*config.Error) comes without a report.
+func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, error) {
+	res, err := Run(ctx, cfg, o)
+	return res.Report, err
+}
+
+// Run runs the stages in a row: resolve the release, discover the targets (or take
+// o.Targets), probe them, read their running digests, check the CDN, judge. It always returns
+// a Result; its Report is nil only with a *config.Error.
+func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
+	o.defaults()
+	if o.Budget == nil {
+		o.Budget = probe.NewBudget(*cfg.Probe.RetryBudget, 10)
+	}
+	started := o.Now()
+	res := &Result{}
 	compare, err := verify.CompareMode(cfg.Compare)
 	if err != nil {
-		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
+		return res, &config.Error{File: cfg.File, Msg: err.Error()}
 	}
-	rel, extra, err := ResolveRelease(ctx, cfg, o.Logger, o.Version, o.Registry...)
-	if err != nil {
-		return nil, err
-	}
-	awsCfg, _, err := LoadAWS(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	sources, err := Sources(cfg, awsCfg)
-	if err != nil {
-		return nil, err
-	}
-	runtimeSrc, err := RuntimeSource(cfg, awsCfg)
-	if err != nil {
-		return nil, err
-	}
-	targets, err := fleet.Discover(ctx, sources...)
-	if err != nil {
+	fail := func(err error) (*Result, error) {
 		var ce *config.Error
 		if errors.As(err, &ce) {
-			return nil, err
+			return res, err
 		}
-		return nil, &UnverifiableError{Reason: "could not list the fleet", Err: err}
+		res.Report = verify.Unverified(res.Release, started, o.Now().Sub(started), err.Error())
+		return res, err
 	}
-	if len(targets) == 0 {
-		return nil, &UnverifiableError{Reason: "no instances found in the configured fleet sources"}
+	if res.Release, res.Extra, err = ResolveRelease(ctx, cfg, o.Logger, o.Version, o.Registry...); err != nil {
+		return fail(err)
+	}
+	res.Targets = o.Targets
+	if res.Targets == nil {
+		if res.Targets, err = Discover(ctx, cfg); err != nil {
+			return fail(err)
+		}
+	}
+	if len(res.Targets) == 0 {
+		return fail(&UnverifiableError{Reason: "no instances found in the configured fleet sources"})
 	}
 	if o.Discovered != nil {
-		o.Discovered(len(targets))
+		o.Discovered(len(res.Targets))
 	}
+	// Probing stops a little before the deadline, so the report of what was seen is judged
+	// and written by it.
+	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, o.Now()))
+	defer cancel()
+	if res.Observations, err = Probe(pctx, cfg, res.Targets, o); err != nil {
+		return fail(err)
+	}
+	if o.Probed != nil {
+		o.Probed()
+	}
+	if res.Running, err = RunningDigests(pctx, cfg, res.Targets, o); err != nil {
+		return fail(err)
+	}
+	if res.CDN, err = CheckCDN(pctx, cfg, res.Observations, o); err != nil {
+		return fail(err)
+	}
+	res.Report = verify.Judge(verify.Input{
+		Release: res.Release, Observations: res.Observations, Running: res.Running, CDN: res.CDN,
+		Compare: compare, Extra: res.Extra,
+		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
+		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
+	})
+	if res.Report.Verdict == model.VerdictError {
+		return res, &UnverifiableError{Reason: res.Report.Error}
+	}
+	return res, nil
+}
+
+// Discover lists the targets of every fleet source the config names, merged and
+// de-duplicated.
+func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
+	sources, err := Sources(cfg)
+	if err != nil {
+		return nil, err
+	}
+	awsSources, err := AWSSources(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := fleet.Discover(ctx, append(sources, awsSources...)...)
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return nil, err // an unknown or unprobeable target group
+	}
+	if err != nil {
+		return nil, &UnverifiableError{Reason: "could not list the fleet", Err: err}
+	}
+	return targets, nil
+}
+
+// Probe asks every target for its manifest and claims, with the config's politeness. Failing
+// to reach an instance is evidence in its observation; the error is for misconfiguration only.
+func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) ([]model.Observation, error) {
+	o.defaults()
 	popts, err := ProbeOptions(cfg, o.Logger)
 	if err != nil {
 		return nil, err
@@ -118,49 +200,52 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 			o.Progress(int(done.Add(1)), len(targets))
 		}))
 	}
+	if o.Budget != nil {
+		popts = append(popts, probe.WithBudget(o.Budget))
+	}
 	popts = append(popts, o.Probe...)
-	// Probing stops a little before the deadline, so the report of what was seen is judged
-	// and written by it.
-	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, now()))
-	defer cancel()
-	obs := probe.New(popts...).Probe(pctx, targets)
-	if o.Probed != nil {
-		o.Probed()
-	}
-	var runningDigests []model.RunningDigest
-	if runtimeSrc != nil {
-		runningDigests, err = runtimeSrc.RunningDigests(pctx, targets)
-		if err != nil {
-			return nil, &UnverifiableError{Reason: "reading running digests through " + runtimeSrc.Name(), Err: err}
-		}
-	}
+	return probe.New(popts...).Probe(ctx, targets), nil
+}
 
-	var cdn *model.CDNResult
-	if len(cfg.CDN.BaseURLs) > 0 {
-		checker, err := probe.NewCDN(cfg.CDN.BaseURLs, CDNOptions(cfg, popts)...)
-		if err != nil {
-			return nil, &config.Error{File: cfg.File, Msg: err.Error()}
-		}
-		cdn = checker.Check(pctx, uniqueAssets(obs))
-		checker.Close()
-	}
-	rep := verify.Judge(verify.Input{
-		Release: rel, Observations: obs, CDN: cdn, Compare: compare, Extra: extra, Running: runningDigests,
-		StartedAt: started, Duration: now().Sub(started), Now: started,
-		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
-	})
-	reached := 0
-	for _, ob := range obs {
-		// An instance whose certificate failed verification answered: it is a cert-invalid
-		// finding, not a reason to give up on the run.
-		if ob.Reached || ob.TLS != nil {
-			reached++
+// RunningDigests asks the trusted digest source (o.Runtime, or the one the config names) what
+// each target runs, in one batch. Without a source it returns nil.
+func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) ([]model.RunningDigest, error) {
+	src := o.Runtime
+	if src == nil {
+		var err error
+		if src, err = RuntimeSource(ctx, cfg); err != nil || src == nil {
+			return nil, err
 		}
 	}
-	if reached == 0 {
-		return rep, &UnverifiableError{Reason: fmt.Sprintf("not a single instance answered (%d probed)", len(obs))}
+	return src.RunningDigests(ctx, targets)
+}
+
+// RuntimeSource builds the trusted digest source the config names (probe.runtime), or nil.
+// The SSM source's AWS clients come from LoadAWS.
+func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
+	return runtimeSource(ctx, cfg)
+}
+
+// CheckCDN looks up every asset the observations reference, once per unique URL, on the
+// primary CDN and its replicas. Without base URLs it returns nil.
+func CheckCDN(ctx context.Context, cfg *config.Config, obs []model.Observation, o Options) (*model.CDNResult, error) {
+	if len(cfg.CDN.BaseURLs) == 0 {
+		return nil, nil
 	}
-	return rep, nil
+	o.defaults()
+	popts, err := ProbeOptions(cfg, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if o.Budget != nil {
+		popts = append(popts, probe.WithBudget(o.Budget))
+	}
+	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, CDNOptions(cfg, append(popts, o.Probe...))...)
+	if err != nil {
+		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
+	}
+	defer checker.Close()
+	return checker.Check(ctx, uniqueAssets(obs)), nil
 }
 
 // reserve returns when probing must stop: the context's deadline less a margin for judging
@@ -196,8 +281,8 @@ func uniqueAssets(obs []model.Observation) []model.Asset {
 	return out
 }
 
-// Sources builds the fleet sources the config names; the AWS ones from awsCfg.
-func Sources(cfg *config.Config, awsCfg aws.Config) ([]fleet.Source, error) {
+// Sources builds the static fleet source the config names (AWSSources builds the others).
+func Sources(cfg *config.Config) ([]fleet.Source, error) {
 	var out []fleet.Source
 	if len(cfg.Fleet.Static) > 0 {
 		st := make(fleet.Static, len(cfg.Fleet.Static))
@@ -206,8 +291,7 @@ func Sources(cfg *config.Config, awsCfg aws.Config) ([]fleet.Source, error) {
 		}
 		out = append(out, st)
 	}
-	out = append(out, awsSources(cfg, awsCfg)...)
-	if len(out) == 0 {
+	if len(out) == 0 && cfg.Fleet.EC2 == nil && len(cfg.Fleet.TargetGroups) == 0 {
 		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static, fleet.ec2 or fleet.target_groups"}
 	}
 	return out, nil
@@ -281,6 +365,7 @@ func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, ext
 	opts := append([]registry.Option{
 		registry.WithLogger(logger),
 		registry.WithPolygraphVersion(version),
+		registry.WithInsecureRegistries(cfg.Registry.Insecure...),
 		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
 			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
 		}),
