@@ -142,6 +142,9 @@ type Policy struct {
 	RequireDigest     *bool       `yaml:"require_digest"`
 	AllowedRegistries []string    `yaml:"allowed_registries"`
 	Exceptions        []Exception `yaml:"exceptions"`
+	// Exclude lists globs of paths `policy check` skips (deliberately bad test data), as
+	// --skip-path does; every skipped file is counted in the summary.
+	Exclude []string `yaml:"exclude"`
 }
 
 // Exception exempts images matching a pattern from the policy until it expires.

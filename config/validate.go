@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -302,6 +303,11 @@ func (v *validator) validate() {
 		}
 	}
 	v.registry()
+	for i, g := range c.Policy.Exclude {
+		if err := checkGlob(g); err != "" {
+			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude: glob %q %s", g, err)
+		}
+	}
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
 		v.fail("release.platform", "release.platform must be os/arch[/variant], got %q", c.Release.Platform)
 	}
@@ -325,4 +331,21 @@ func (v *validator) claim(path string, c Claim) {
 // HasFleet reports whether any fleet source is configured.
 func (c *Config) HasFleet() bool {
 	return len(c.Fleet.Static) > 0 || c.Fleet.EC2 != nil || len(c.Fleet.TargetGroups) > 0
+}
+
+// checkGlob returns what is wrong with a path glob (path.Match syntax per segment, ** for any
+// number of directories), or "".
+func checkGlob(g string) string {
+	if strings.TrimSpace(g) == "" {
+		return "is empty"
+	}
+	for _, seg := range strings.Split(strings.Trim(g, "/"), "/") {
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return "does not parse: " + err.Error()
+		}
+	}
+	return ""
 }

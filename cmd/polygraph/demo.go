@@ -14,7 +14,7 @@ import (
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/registry"
-	"github.com/polygraph-dev/polygraph/verify"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
@@ -72,7 +72,7 @@ func demoAction(c *cli.Context) error {
 	if err != nil {
 		return unverifiable(err)
 	}
-	if err := verify.Render(out, rep, "text", verify.RenderOptions{Color: g.color, MaxPerKind: 3}); err != nil {
+	if err := report.Render(out, rep, "text", report.Options{Color: g.color, MaxPerKind: 3}); err != nil {
 		return unverifiable(err)
 	}
 	liars, missing, moved := demoCaught(rep)

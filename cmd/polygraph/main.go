@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 )
 
 // Exit codes (SPEC §2). Only main calls os.Exit, with the code exitCode computes.
@@ -36,10 +37,52 @@ const (
 var commands []func() *cli.Command
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	code := runCLI(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// SignalError is the cause of the context's cancellation when SIGINT or SIGTERM arrived; the
+// exit code is then 128 plus the signal's number (130, 143) whatever the command returned.
+type SignalError struct{ Signal syscall.Signal }
+
+func (e *SignalError) Error() string { return "interrupted by " + signalName(e.Signal) }
+
+// ExitCode is the shell's convention for a process ended by the signal.
+func (e *SignalError) ExitCode() int { return 128 + int(e.Signal) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// notifyContext is signal.NotifyContext that records which signal arrived as the context's
+// cause. After the first signal the handler is removed, so a second one ends the process at once.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(&SignalError{Signal: sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // runCLI runs the CLI and returns the process exit code.
@@ -50,7 +93,14 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(c.App.ErrWriter, "polygraph: unknown command %q; see polygraph --help\n", name)
 		notFound = true
 	}
-	code := exitCode(app.RunContext(ctx, reorderArgs(app, args)), stderr)
+	err := app.RunContext(ctx, reorderArgs(app, args))
+	var se *SignalError
+	if errors.As(context.Cause(ctx), &se) {
+		// Whatever the command made of its cancelled context, the run was interrupted.
+		fmt.Fprintf(stderr, "polygraph: %v\n", se)
+		return se.ExitCode()
+	}
+	code := exitCode(err, stderr)
 	if notFound {
 		return exitUsage
 	}
@@ -165,13 +215,15 @@ func exitCode(err error, stderr io.Writer) int {
 	code := exitUnverifiable
 	var ee *exitError
 	var ce *config.Error
+	var fe *safeio.Error
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
 		if ee.err == nil {
 			return code
 		}
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.As(err, &fe):
+		// A config error, or an input file that is not a regular file under its size cap.
 		code = exitUsage
 	}
 	fmt.Fprintf(stderr, "polygraph: %v\n", err)

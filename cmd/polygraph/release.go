@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/registry"
 )
 
@@ -68,16 +67,10 @@ func releaseRecord(c *cli.Context) error {
 	}
 	platform := releaseFirst(c.String("platform"), cfg.Release.Platform, registry.DefaultPlatform)
 
-	opts := []registry.Option{
-		registry.WithLogger(g.logger),
-		registry.WithPolygraphVersion(polygraphVersion()),
-		registry.WithInsecureRegistries(cfg.Registry.Insecure...),
-		// Hash the asset set exactly as the prober will: same format, URL path and prefix.
-		registry.WithManifestFormat(manifest.Format(releaseFirst(cfg.Probe.Manifest.Format, string(manifest.Auto))), manifest.Options{
-			Path:        releaseFirst(cfg.Probe.Manifest.Path, "/"+filepath.Base(file)),
-			AssetPrefix: cfg.Probe.Manifest.AssetPrefix,
-		}),
-	}
+	// The flags win over the config; the client then hashes the asset set exactly as verify's
+	// prober will, from the same settings.
+	cfg.Release.Image, cfg.Release.ManifestFile, cfg.Release.Platform = image, file, platform
+	opts := []registry.Option{registry.WithLogger(g.logger), registry.WithPolygraphVersion(polygraphVersion())}
 	switch dir := c.String("cache-dir"); dir {
 	case "":
 	case "off":
@@ -85,7 +78,7 @@ func releaseRecord(c *cli.Context) error {
 	default:
 		opts = append(opts, registry.WithCacheDir(dir))
 	}
-	client, err := registry.New(opts...)
+	client, err := registry.FromConfig(cfg, opts...)
 	if err != nil {
 		return usageErr(err)
 	}

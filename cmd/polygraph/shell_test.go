@@ -33,6 +33,8 @@ func TestResolveBuild(t *testing.T) {
 		{"go install module@version", "", "", "", installed, buildInfo{Version: "v1.4.0"}},
 		{"release build (ldflags win)", "1.5.0", "abcdef0", "2026-12-01T00:00:00Z", vcs("0cd4c9f1", "2026-11-30T10:00:00Z", "true"),
 			buildInfo{Version: "1.5.0", Commit: "abcdef0", Date: "2026-12-01T00:00:00Z"}},
+		{"placeholders linked by a release tool without git", "0.0.1-next", "none", "0001-01-01T00:00:00Z", vcs("0cd4c9f1", "2026-11-30T10:00:00Z", "false"),
+			buildInfo{Version: "0.0.1-next", Commit: "0cd4c9f1", Date: "2026-11-30T10:00:00Z"}},
 		{"only the version linked", "1.5.0", "", "", vcs("0cd4c9f1", "2026-11-30T10:00:00Z", "false"), buildInfo{Version: "1.5.0", Commit: "0cd4c9f1", Date: "2026-11-30T10:00:00Z"}},
 	}
 	for _, tc := range tests {
@@ -234,6 +236,22 @@ printf '%s\n' "${COMPREPLY[@]}"`, "bash")
 	}
 	if got := complete("polygraph", "policy", "check", "--ou"); !slices.Equal(got, []string{"--output"}) {
 		t.Errorf("polygraph policy check --ou<TAB> = %q", got)
+	}
+
+	// fish, when installed: its own completion engine over the generated script.
+	if _, err := exec.LookPath("fish"); err == nil {
+		fishScript, _, _ := polygraph(t, nil, "completion", "fish")
+		file := filepath.Join(t.TempDir(), "polygraph.fish")
+		os.WriteFile(file, []byte(fishScript), 0o644)
+		cmd := exec.Command("fish", "--no-config", "-c", "source $argv[1]; complete -C 'polygraph pol'; complete -C 'polygraph policy check --ou'", file)
+		cmd.Dir = t.TempDir() // no files that start with pol
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("fish: %v", err)
+		}
+		if !strings.Contains(string(out), "policy\t") || !strings.Contains(string(out), "--output\t") {
+			t.Errorf("fish completes %q", out)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -51,6 +52,14 @@ func currentBuild() buildInfo {
 // resolveBuild prefers the link-time values and fills what they leave empty from bi (which may
 // be nil).
 func resolveBuild(ldVersion, ldCommit, ldDate string, bi *debug.BuildInfo) buildInfo {
+	// A release tool that could not read git links placeholders ("none", a zero date): they
+	// say nothing, so the build information may fill them.
+	if ldCommit == "none" || ldCommit == "unknown" {
+		ldCommit = ""
+	}
+	if strings.HasPrefix(ldDate, "0001-01-01") {
+		ldDate = ""
+	}
 	b := buildInfo{Version: ldVersion, Commit: ldCommit, Date: ldDate}
 	if bi == nil {
 		if b.Version == "" {

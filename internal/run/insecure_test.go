@@ -43,7 +43,7 @@ func TestRegistryInsecureWired(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := &plainRecorder{}
-		client, err := RegistryClient(cfg, nil, "test", registry.WithTransport(rec), registry.WithCacheDir(""),
+		client, err := registry.FromConfig(cfg, registry.WithTransport(rec), registry.WithCacheDir(""),
 			registry.WithRetryBackoff(remote.Backoff{Duration: time.Millisecond, Steps: 1}))
 		if err != nil {
 			t.Fatal(err)

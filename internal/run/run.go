@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
-	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -355,24 +353,6 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-// RegistryClient builds the registry client for a config: the manifest is parsed exactly as
-// the prober will parse it (same format, URL path and prefix), so hashes compare.
-func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*registry.Client, error) {
-	path := cfg.Probe.Manifest.Path
-	if path == "" && cfg.Release.ManifestFile != "" {
-		path = "/" + filepath.Base(cfg.Release.ManifestFile)
-	}
-	opts := append([]registry.Option{
-		registry.WithLogger(logger),
-		registry.WithPolygraphVersion(version),
-		registry.WithInsecureRegistries(cfg.Registry.Insecure...),
-		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
-			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
-		}),
-	}, extra...)
-	return registry.New(opts...)
-}
-
 // ResolveRelease finds the expected release. With release.record, the record is the truth and
 // the tag is resolved again only to catch a re-push (tag-moved). With release.image alone, the
 // registry is the truth: its digest set and, with release.manifest_file, the manifest inside
@@ -382,7 +362,8 @@ func ResolveRelease(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if r.Record == "" && r.Image == "" {
 		return &model.Release{Version: r.Version, Source: model.SourceConsensus}, nil, nil
 	}
-	client, err := RegistryClient(cfg, logger, version, extra...)
+	opts := append([]registry.Option{registry.WithLogger(logger), registry.WithPolygraphVersion(version)}, extra...)
+	client, err := registry.FromConfig(cfg, opts...)
 	if err != nil {
 		return nil, nil, &config.Error{File: cfg.File, Msg: err.Error()}
 	}

@@ -1,10 +1,12 @@
-package policy
+package report
 
 import (
 	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/polygraph-dev/polygraph/policy"
 )
 
 // SARIFSchema is the URI of the SARIF 2.1.0 schema that SARIF output declares.
@@ -86,10 +88,10 @@ type sarifRegion struct {
 
 // renderSARIF writes a SARIF 2.1.0 log: every rule with its help text, every finding as a result
 // whose region covers the image value.
-func renderSARIF(w io.Writer, r *Report, o RenderOptions) error {
+func renderSARIF(w io.Writer, r *policy.Report, o Options) error {
 	driver := sarifDriver{Name: "polygraph", Language: "en-US", InformationURI: "https://github.com/polygraph-dev/polygraph", Version: o.Version}
 	index := map[string]int{}
-	for i, ru := range Rules {
+	for i, ru := range policy.Rules {
 		index[ru.ID] = i
 		driver.Rules = append(driver.Rules, sarifRule{
 			ID:                   ru.ID,
@@ -127,7 +129,7 @@ func renderSARIF(w io.Writer, r *Report, o RenderOptions) error {
 		}
 		run.Results = append(run.Results, res)
 	}
-	return renderJSON(w, sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+	return renderPolicyJSON(w, sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
 }
 
 // ruleName turns mutable-tag into MutableTag (SARIF's reportingDescriptor.name convention).
@@ -144,7 +146,7 @@ func ruleName(id string) string {
 // sarifURI turns a file name into a URI reference: relative paths stay relative (code scanning
 // resolves them against the repository root), absolute ones become file: URIs.
 func sarifURI(file string) string {
-	if file == Stdin {
+	if file == policy.Stdin {
 		return "stdin"
 	}
 	p := filepath.ToSlash(file)

@@ -1,4 +1,4 @@
-package policy
+package report
 
 import (
 	"bytes"
@@ -13,21 +13,44 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/policy"
 )
 
+// corpusNow is the policy corpus's "today", for the expiry of its exceptions.
+var corpusNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+const testDigest = "sha256:6e1f1b0b5b7cbd0b8f4b0a3dd2f9fbbd6b5b3f0c7f36ad44cfba4a911b0e4a3b"
+
+// policyReport is a report of the given findings, sorted as policy.Check sorts them, with
+// the verdict policy.Check would give.
+func policyReport(fs ...policy.Finding) *policy.Report {
+	r := &policy.Report{Schema: policy.Schema, Verdict: "pass", Findings: fs}
+	for _, f := range fs {
+		switch {
+		case f.Severity == model.SeverityError:
+			r.Verdict = "fail"
+		case r.Verdict == "pass":
+			r.Verdict = "warn"
+		}
+	}
+	r.Summary.Findings = len(fs)
+	return r
+}
+
 // corpusReport checks the corpus, for renderer tests.
-func corpusReport(t *testing.T) *Report {
+func corpusReport(t *testing.T) *policy.Report {
 	t.Helper()
-	cfg, err := config.Load("testdata/corpus/polygraph.yaml")
+	cfg, err := config.Load("../policy/testdata/corpus/polygraph.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir("testdata/corpus")
-	in, err := Load(context.Background(), []string{"."}, nil, nil)
+	t.Chdir("../policy/testdata/corpus")
+	in, err := policy.Load(context.Background(), []string{"."}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Check(context.Background(), in, WithConfig(cfg), WithNow(func() time.Time { return corpusNow }))
+	r, err := policy.Check(context.Background(), in, policy.WithConfig(cfg), policy.WithNow(func() time.Time { return corpusNow }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +65,7 @@ func corpusReport(t *testing.T) *Report {
 func TestSARIFValidates(t *testing.T) {
 	r := corpusReport(t)
 	var buf bytes.Buffer
-	if err := Render(&buf, r, FormatSARIF, RenderOptions{Version: "v1.2.3"}); err != nil {
+	if err := RenderPolicy(&buf, r, "sarif", Options{Version: "v1.2.3"}); err != nil {
 		t.Fatal(err)
 	}
 	log, err := sarif.FromBytes(buf.Bytes())
@@ -117,11 +140,10 @@ func contains(got, want any, path string) (string, bool) {
 }
 
 func TestSARIFStructure(t *testing.T) {
-	r := &Report{Findings: []Finding{{Rule: RuleLatestTag, Severity: SeverityError, File: "/abs/dir with space/k.yaml", Line: 3, Column: 5, EndColumn: 10, Image: "nginx", Message: "m"},
-		{Rule: RuleUnresolvedImage, Severity: SeverityWarning, File: Stdin, Line: 1, Column: 1, Image: "x", Message: "m"}}}
-	r.finish()
+	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: model.SeverityError, File: "/abs/dir with space/k.yaml", Line: 3, Column: 5, EndColumn: 10, Image: "nginx", Message: "m"},
+		policy.Finding{Rule: policy.RuleUnresolvedImage, Severity: model.SeverityWarning, File: policy.Stdin, Line: 1, Column: 1, Image: "x", Message: "m"})
 	var buf bytes.Buffer
-	if err := Render(&buf, r, FormatSARIF, RenderOptions{}); err != nil {
+	if err := RenderPolicy(&buf, r, "sarif", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
@@ -135,7 +157,7 @@ func TestSARIFStructure(t *testing.T) {
 func TestJSONReport(t *testing.T) {
 	r := corpusReport(t)
 	var buf bytes.Buffer
-	if err := Render(&buf, r, FormatJSON, RenderOptions{}); err != nil {
+	if err := RenderPolicy(&buf, r, "json", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -163,13 +185,12 @@ func TestJSONReport(t *testing.T) {
 }
 
 func TestGitHubAnnotations(t *testing.T) {
-	r := &Report{Findings: []Finding{
-		{Rule: RuleMutableTag, Severity: SeverityError, File: "deploy/a,b:c.yaml", Line: 12, Column: 16, EndColumn: 26, Image: "nginx:1.25", Message: "100% \"nginx:1.25\"\nmutable", Suggestion: "nginx:1.25@sha256:x"},
-		{Rule: RuleUnresolvedImage, Severity: SeverityWarning, File: "c.yml", Line: 3, Column: 12, Image: "a", Message: "cannot check"},
-	}}
-	r.finish()
+	r := policyReport( // in policy.Check's order: by file
+		policy.Finding{Rule: policy.RuleUnresolvedImage, Severity: model.SeverityWarning, File: "c.yml", Line: 3, Column: 12, Image: "a", Message: "cannot check"},
+		policy.Finding{Rule: policy.RuleMutableTag, Severity: model.SeverityError, File: "deploy/a,b:c.yaml", Line: 12, Column: 16, EndColumn: 26, Image: "nginx:1.25", Message: "100% \"nginx:1.25\"\nmutable", Suggestion: "nginx:1.25@sha256:x"},
+	)
 	var buf bytes.Buffer
-	if err := Render(&buf, r, FormatGitHub, RenderOptions{}); err != nil {
+	if err := RenderPolicy(&buf, r, "github", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "::warning file=c.yml,line=3,col=12,title=polygraph unresolved-image::cannot check\n" +
@@ -180,20 +201,19 @@ func TestGitHubAnnotations(t *testing.T) {
 }
 
 func TestTextOutput(t *testing.T) {
-	r := &Report{Findings: []Finding{{Rule: RuleLatestTag, Severity: SeverityError, File: "k.yaml", Line: 9, Column: 16, Image: "nginx", Message: "m", Suggestion: "nginx@sha256:x"}}}
+	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: model.SeverityError, File: "k.yaml", Line: 9, Column: 16, Image: "nginx", Message: "m", Suggestion: "nginx@sha256:x"})
 	r.Summary.Images, r.Summary.Files = 2, 1
-	r.finish()
 	for _, tt := range []struct {
 		name string
-		o    RenderOptions
+		o    Options
 		want string
 	}{
-		{"plain", RenderOptions{}, "k.yaml:9:16: error latest-tag: m\n    fix: nginx@sha256:x\npolicy fail: 1 finding in 2 image references across 1 file\n"},
-		{"quiet", RenderOptions{Quiet: true}, "policy fail: 1 finding in 2 image references across 1 file\n"},
+		{"plain", Options{}, "k.yaml:9:16: error latest-tag: m\n    fix: nginx@sha256:x\npolicy fail: 1 finding in 2 image references across 1 file\n"},
+		{"quiet", Options{Quiet: true}, "policy fail: 1 finding in 2 image references across 1 file\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Render(&buf, r, FormatText, tt.o); err != nil {
+			if err := RenderPolicy(&buf, r, "text", tt.o); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != tt.want {
@@ -202,7 +222,7 @@ func TestTextOutput(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, r, FormatText, RenderOptions{Color: true}); err != nil || !strings.Contains(buf.String(), "\x1b[31merror") {
+	if err := RenderPolicy(&buf, r, "text", Options{Color: true}); err != nil || !strings.Contains(buf.String(), "\x1b[31merror") {
 		t.Errorf("colour output %q, %v", buf.String(), err)
 	}
 }
@@ -210,10 +230,9 @@ func TestTextOutput(t *testing.T) {
 // TestSARIFValidatorRejects guards the validation above: a document with an invalid level or a
 // region starting at column 0 must not validate.
 func TestSARIFValidatorRejects(t *testing.T) {
-	r := &Report{Findings: []Finding{{Rule: RuleLatestTag, Severity: SeverityError, File: "k.yaml", Line: 3, Column: 5, Image: "nginx", Message: "m"}}}
-	r.finish()
+	r := policyReport(policy.Finding{Rule: policy.RuleLatestTag, Severity: model.SeverityError, File: "k.yaml", Line: 3, Column: 5, Image: "nginx", Message: "m"})
 	var buf bytes.Buffer
-	if err := Render(&buf, r, FormatSARIF, RenderOptions{}); err != nil {
+	if err := RenderPolicy(&buf, r, "sarif", Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ name, old, new string }{

@@ -1,9 +1,12 @@
-package policy
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/policy"
 )
 
 const (
@@ -14,9 +17,9 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
-// renderText writes one line per finding, file:line:col first (as compilers do, so editors
+// renderPolicyText writes one line per finding, file:line:col first (as compilers do, so editors
 // jump to it), then the summary.
-func renderText(w io.Writer, r *Report, o RenderOptions) error {
+func renderPolicyText(w io.Writer, r *policy.Report, o Options) error {
 	paint := func(code, s string) string {
 		if !o.Color {
 			return s
@@ -27,7 +30,7 @@ func renderText(w io.Writer, r *Report, o RenderOptions) error {
 	if !o.Quiet {
 		for _, f := range r.Findings {
 			sev := string(f.Severity)
-			if f.Severity == SeverityError {
+			if f.Severity == model.SeverityError {
 				sev = paint(ansiRed, sev)
 			} else {
 				sev = paint(ansiYellow, sev)
@@ -37,13 +40,16 @@ func renderText(w io.Writer, r *Report, o RenderOptions) error {
 				fmt.Fprintf(&b, "    %s %s\n", paint(ansiDim, "fix:"), f.Suggestion)
 			}
 		}
-		for _, s := range r.Summary.Skipped {
-			fmt.Fprintf(&b, "%s: skipped: not parseable\n", s)
+		for _, s := range r.Summary.SkippedFiles {
+			fmt.Fprintf(&b, "%s: skipped: %s\n", s.File, s.Reason)
 		}
 	}
 	fmt.Fprintf(&b, "policy %s: %d finding%s in %d image reference%s across %d file%s",
 		r.Verdict, len(r.Findings), plural(len(r.Findings)), r.Summary.Images, plural(r.Summary.Images),
 		r.Summary.Files, plural(r.Summary.Files))
+	if r.Summary.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d file%s skipped", r.Summary.Skipped, plural(r.Summary.Skipped))
+	}
 	if r.Summary.Suppressed > 0 {
 		fmt.Fprintf(&b, " (%d suppressed by exceptions)", r.Summary.Suppressed)
 	}

@@ -1,18 +1,21 @@
-package policy
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/policy"
 )
 
 // renderGitHub writes GitHub Actions workflow commands (::error file=...,line=...::message), which
 // GitHub shows as annotations on the lines of the pull request.
-func renderGitHub(w io.Writer, r *Report) error {
+func renderGitHub(w io.Writer, r *policy.Report) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
 		cmd := "error"
-		if f.Severity == SeverityWarning {
+		if f.Severity == model.SeverityWarning {
 			cmd = "warning"
 		}
 		fmt.Fprintf(&b, "::%s file=%s,line=%d,col=%d", cmd, ghProperty(f.File), f.Line, f.Column)
