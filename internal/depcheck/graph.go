@@ -38,7 +38,7 @@ var (
 	// libraries are internal packages every layer may use like a leaf: they import no
 	// polygraph package but leaves (the size-capped reader, the one AWS configuration loader).
 	libraries = []string{"internal/safeio", "internal/awsconf"}
-	stages = []string{"fleet", "probe", "running", "registry", "verify", "report", "policy", "diagnose", "hook"}
+	stages    = []string{"fleet", "probe", "running", "registry", "verify", "report", "policy", "diagnose", "hook"}
 )
 
 // StageExceptions lists the imports between stages that are there by design, each with why.
