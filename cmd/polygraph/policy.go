@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/config"
@@ -94,7 +94,7 @@ func policyCheck(c *cli.Context) error {
 			return usageErr(err)
 		}
 		opts = append(opts, policy.WithResolver(resolver))
-		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
+		if awsCfg, err := awsconf.LoadDefault(ctx); err != nil {
 			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
 		} else {
 			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
