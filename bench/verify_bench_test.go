@@ -16,7 +16,7 @@ import (
 	"github.com/polygraph-dev/polygraph/bench"
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/internal/run"
-	"github.com/polygraph-dev/polygraph/verify"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 var (
@@ -62,7 +62,7 @@ func BenchmarkVerify(b *testing.B) {
 		if rep.Summary.Unreachable != 0 || rep.Summary.Error != 0 {
 			b.Fatalf("%d instances unreachable, %d in error", rep.Summary.Unreachable, rep.Summary.Error)
 		}
-		if err := verify.Render(io.Discard, rep, "json", verify.RenderOptions{}); err != nil {
+		if err := report.Render(io.Discard, rep, "json", report.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(rep.CDN.Checked), "assets/op")

@@ -13,6 +13,8 @@ type Config struct {
 	Compare string  `yaml:"compare"`
 	Hook    Hook    `yaml:"hook"`
 	Policy  Policy  `yaml:"policy"`
+	// Registry configures access to OCI registries (release record, release.image, --resolve).
+	Registry Registry `yaml:"registry"`
 
 	// File is the path the config was loaded from ("" when built in code).
 	File string `yaml:"-"`
@@ -66,6 +68,24 @@ type Probe struct {
 	TLS         TLS               `yaml:"tls"`
 	MaxBody     ByteSize          `yaml:"max_body"`
 	Headers     map[string]string `yaml:"headers"`
+	Runtime     Runtime           `yaml:"runtime"`
+}
+
+// Runtime names the trusted source of the digest each instance runs (evidence, never a
+// claim). probe.digest.source ssm|docker is a shorthand for it.
+type Runtime struct {
+	Source     string     `yaml:"source"`      // ssm | docker
+	Container  string     `yaml:"container"`   // a name, an ID or label=KEY=VALUE
+	Engine     string     `yaml:"engine"`      // for ssm: docker (default) | containerd | podman | nerdctl
+	DockerHost string     `yaml:"docker_host"` // for docker: tcp://{host}:2376
+	TLS        RuntimeTLS `yaml:"tls"`         // for docker
+}
+
+// RuntimeTLS holds the Docker Engine API's CA and client certificate files.
+type RuntimeTLS struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // Manifest locates and parses the static-asset manifest.
@@ -73,6 +93,8 @@ type Manifest struct {
 	Path        string `yaml:"path"`
 	Format      string `yaml:"format"`
 	AssetPrefix string `yaml:"asset_prefix"`
+	// MaxAssets is the most asset references a manifest may hold (default 100000).
+	MaxAssets int `yaml:"max_assets"`
 }
 
 // Claim locates a claim: a JSON pointer into a response body, or a header.
@@ -107,6 +129,9 @@ type CDN struct {
 	CheckReplicas   *bool    `yaml:"check_replicas"`
 	VerifyIntegrity bool     `yaml:"verify_integrity"`
 	CheckSourceMaps bool     `yaml:"check_source_maps"`
+	// Exclude lists globs of root-relative asset paths served by the origin: never looked up
+	// on the CDN, counted as skipped.
+	Exclude []string `yaml:"exclude"`
 }
 
 // Hook configures the Auto Scaling lifecycle hook.
@@ -126,6 +151,9 @@ type Policy struct {
 	RequireDigest     *bool       `yaml:"require_digest"`
 	AllowedRegistries []string    `yaml:"allowed_registries"`
 	Exceptions        []Exception `yaml:"exceptions"`
+	// Exclude lists globs of paths `policy check` skips (deliberately bad test data), as
+	// --skip-path does; every skipped file is counted in the summary.
+	Exclude []string `yaml:"exclude"`
 }
 
 // Exception exempts images matching a pattern from the policy until it expires.
@@ -148,6 +176,7 @@ const (
 	DefaultMaxBody         = 16 << 20
 	DefaultPlatform        = "linux/amd64"
 	DefaultManifestPath    = "/asset-manifest.json"
+	DefaultMaxAssets       = 100000
 	DefaultHookConcurrency = 4
 	DefaultDrainTimeout    = 30 * time.Second
 )

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +21,8 @@ var (
 	CompareModes  = []string{"assets", "bytes"}
 	AddressKinds  = []string{"private_ip", "public_ip", "private_dns"}
 	ExpectModes   = []string{"release", "fleet"}
+	RuntimeKinds  = []string{"ssm", "docker"}
+	Engines       = []string{"docker", "containerd", "podman", "nerdctl"}
 	OnErrorModes  = []string{"abandon", "continue"}
 )
 
@@ -42,6 +45,9 @@ func (c *Config) setDefaults() {
 	}
 	if p.Manifest.Path == "" {
 		p.Manifest.Path = DefaultManifestPath
+	}
+	if p.Manifest.MaxAssets == 0 {
+		p.Manifest.MaxAssets = DefaultMaxAssets
 	}
 	if p.Manifest.Format == "" {
 		p.Manifest.Format = "auto"
@@ -69,6 +75,8 @@ func (c *Config) setDefaults() {
 	if p.TLS.CAFile != "" {
 		p.TLS.CAFile = c.Abs(p.TLS.CAFile)
 	}
+	rt := &p.Runtime.TLS
+	rt.CAFile, rt.CertFile, rt.KeyFile = c.Abs(rt.CAFile), c.Abs(rt.CertFile), c.Abs(rt.KeyFile)
 	if p.MaxBody == 0 {
 		p.MaxBody = DefaultMaxBody
 	}
@@ -181,6 +189,17 @@ func (v *validator) oneOf(path, value string, allowed []string) {
 
 func (v *validator) validate() {
 	c := v.cfg
+	v.numbers(v.root, "")
+	for _, path := range []string{"probe.timeout", "probe.tls.expiry_warning", "hook.ready_timeout", "hook.heartbeat_interval"} {
+		v.positive(path)
+	}
+	// Defaults have replaced a 0 by now: look at what was written.
+	for _, path := range []string{"probe.concurrency", "cdn.concurrency", "probe.max_body"} {
+		if n, err := ParseByteSize(v.scalar(path)); err == nil && n == 0 {
+			v.fail(path, "%s must be at least 1, got %s (leave it out for the default)", path, v.scalar(path))
+		}
+	}
+	v.headers()
 	v.oneOf("probe.scheme", c.Probe.Scheme, Schemes)
 	v.oneOf("probe.manifest.format", c.Probe.Manifest.Format, Formats)
 	v.oneOf("compare", c.Compare, CompareModes)
@@ -192,7 +211,7 @@ func (v *validator) validate() {
 	if !strings.HasPrefix(c.Probe.Manifest.Path, "/") {
 		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", c.Probe.Manifest.Path)
 	}
-	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || strings.Contains(c.Probe.Host, "://")) {
+	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || hasControl(c.Probe.Host) || strings.Contains(c.Probe.Host, "://")) {
 		v.fail("probe.host", "probe.host must be a host name (no scheme or path), got %q", c.Probe.Host)
 	}
 	v.claim("probe.version", c.Probe.Version)
@@ -211,6 +230,7 @@ func (v *validator) validate() {
 			v.fail("probe.digest", "probe.digest.source %s needs container", d.Source)
 		}
 	}
+	v.runtime()
 	if d.Pointer != "" && !strings.HasPrefix(d.Pointer, "/") {
 		v.fail("probe.digest.pointer", "probe.digest.pointer must be a JSON pointer starting with /, got %q", d.Pointer)
 	}
@@ -222,6 +242,14 @@ func (v *validator) validate() {
 	}
 	if b := *c.Probe.RetryBudget; b < 0 || b > 10 {
 		v.fail("probe.retry_budget", "probe.retry_budget must be between 0 and 10, got %g", b)
+	}
+	if c.Probe.Manifest.MaxAssets < 1 {
+		v.fail("probe.manifest.max_assets", "probe.manifest.max_assets must be at least 1, got %d", c.Probe.Manifest.MaxAssets)
+	}
+	for i, g := range c.CDN.Exclude {
+		if err := checkGlob(g, true); err != "" {
+			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q %s", g, err)
+		}
 	}
 	if c.Hook.Concurrency < 1 {
 		v.fail("hook.concurrency", "hook.concurrency must be at least 1, got %d", c.Hook.Concurrency)
@@ -294,6 +322,12 @@ func (v *validator) validate() {
 			v.fail(fmt.Sprintf("policy.exceptions.%d", i), "policy exception %d (%s) needs an expiry date (expires: YYYY-MM-DD): exceptions are temporary", i+1, e.Image)
 		}
 	}
+	v.registry()
+	for i, g := range c.Policy.Exclude {
+		if err := checkGlob(g, false); err != "" {
+			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude: glob %q %s", g, err)
+		}
+	}
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
 		v.fail("release.platform", "release.platform must be os/arch[/variant], got %q", c.Release.Platform)
 	}
@@ -317,4 +351,28 @@ func (v *validator) claim(path string, c Claim) {
 // HasFleet reports whether any fleet source is configured.
 func (c *Config) HasFleet() bool {
 	return len(c.Fleet.Static) > 0 || c.Fleet.EC2 != nil || len(c.Fleet.TargetGroups) > 0
+}
+
+// checkGlob returns what is wrong with a path glob (path.Match syntax per segment, "**" as a
+// whole segment for any number of them), or "". rooted globs (cdn.exclude) must be
+// root-relative.
+func checkGlob(g string, rooted bool) string {
+	if strings.TrimSpace(g) == "" {
+		return "is empty"
+	}
+	if rooted && !strings.HasPrefix(g, "/") {
+		return "must be a root-relative path starting with /"
+	}
+	for _, seg := range strings.Split(strings.Trim(g, "/"), "/") {
+		if seg == "**" {
+			continue
+		}
+		if strings.Contains(seg, "**") {
+			return "uses ** inside a segment: ** must be a whole path segment (/**/)"
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return "does not parse: " + err.Error()
+		}
+	}
+	return ""
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // fakeAWS starts the fake and points the SDK at it through the environment.
-func fakeAWS(t *testing.T) (*awsfake.Server, *ec2.Client, *elb.Client) {
+func fakeAWS(t testing.TB) (*awsfake.Server, *ec2.Client, *elb.Client) {
 	t.Helper()
 	f := awsfake.New()
 	t.Cleanup(f.Close)

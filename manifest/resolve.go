@@ -3,7 +3,6 @@ package manifest
 import (
 	"fmt"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +24,9 @@ type resolver struct {
 	skipped  []skipRec
 	warnings []string
 	slashes  int // values with backslashes
+
+	max  int  // most unique references accepted (Options.MaxAssets or DefaultMaxAssets)
+	over bool // far more than max references were offered: resolving stopped
 }
 
 type span struct{ ref, refEnd, integ, integEnd int32 }
@@ -41,6 +43,11 @@ var resolverPool = sync.Pool{New: func() any { return &resolver{} }}
 func getResolver(opts Options) *resolver {
 	r := resolverPool.Get().(*resolver)
 	r.opts = opts
+	r.max = opts.MaxAssets
+	if r.max <= 0 {
+		r.max = DefaultMaxAssets
+	}
+	r.over = false
 	r.scheme = strings.ToLower(opts.Scheme)
 	if r.scheme != "http" && r.scheme != "https" {
 		r.scheme = ""
@@ -96,6 +103,12 @@ func (r *resolver) integ(algo string, hex []byte) []byte {
 // model.Asset form, or nil), or the reason it is skipped. With confine, a relative value may
 // not climb above base with "..".
 func (r *resolver) add(base string, confine bool, value, integrity []byte) {
+	if len(r.spans) >= 4*r.max {
+		// Far past the cap (repeats are allowed for: a Vite chunk lists shared imports again)
+		// nothing more is resolved or kept: the manifest is refused whole.
+		r.over = true
+		return
+	}
 	start := int32(len(r.slab))
 	if fastPath(base, value) {
 		if value[0] != '/' {
@@ -373,136 +386,4 @@ func (r *resolver) parsedBase(base string) *url.URL {
 	}
 	r.bases[base] = b
 	return b
-}
-
-// preEscape percent-encodes what a browser would before requesting v (spaces, controls,
-// non-ASCII, a few delimiters, and '%' that starts no escape) outside its scheme and
-// authority, leaving valid escapes alone, so nothing is encoded twice and net/url keeps the
-// rest exactly as written.
-func preEscape(v string) string {
-	start := 0
-	if i := strings.Index(v, "//"); i >= 0 && (i == 0 || (!strings.ContainsAny(v[:i], "/?#") && strings.HasSuffix(v[:i], ":"))) {
-		start = i + 2
-		if j := strings.IndexAny(v[start:], "/?#"); j >= 0 {
-			start += j
-		} else {
-			return v
-		}
-	}
-	q := strings.IndexByte(v, '?')
-	if q < 0 {
-		q = len(v)
-	}
-	need := false
-	for i := start; i < len(v); i++ {
-		if escapeByte(v, i, q) {
-			need = true
-			break
-		}
-	}
-	if !need {
-		return v
-	}
-	var sb strings.Builder
-	sb.WriteString(v[:start])
-	for i := start; i < len(v); i++ {
-		if escapeByte(v, i, q) {
-			fmt.Fprintf(&sb, "%%%02X", v[i])
-		} else {
-			sb.WriteByte(v[i])
-		}
-	}
-	return sb.String()
-}
-
-// escapeByte reports whether v[i] must be escaped; q is where the query starts, after which a
-// stray '%' is left alone as browsers do.
-func escapeByte(v string, i, q int) bool {
-	c := v[i]
-	switch {
-	case c <= ' ' || c >= 0x7f:
-		return true
-	case c == '%':
-		return i < q && (i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]))
-	}
-	return strings.IndexByte("\"<>`{}|^", c) >= 0
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-// escapeQuery percent-encodes bytes a query may not hold as written (spaces, non-ASCII,
-// controls), leaving existing escapes alone so nothing is encoded twice.
-func escapeQuery(q string) string {
-	need := false
-	for i := 0; i < len(q); i++ {
-		if c := q[i]; c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 {
-			need = true
-			break
-		}
-	}
-	if !need {
-		return q
-	}
-	var sb strings.Builder
-	for i := 0; i < len(q); i++ {
-		if c := q[i]; c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 {
-			fmt.Fprintf(&sb, "%%%02X", c)
-		} else {
-			sb.WriteByte(c)
-		}
-	}
-	return sb.String()
-}
-
-func hasDotSegment(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
-}
-
-// escapes reports whether p (a decoded path), resolved against the directory basePath,
-// climbs above the root, or above basePath itself when confine is set.
-func escapes(basePath, p string, confine bool) bool {
-	if !strings.Contains(p, "..") {
-		return false
-	}
-	depth := 0
-	if !strings.HasPrefix(p, "/") && !confine {
-		for _, seg := range strings.Split(dirOf(basePath), "/") {
-			if seg != "" && seg != "." {
-				depth++
-			}
-		}
-	}
-	for _, seg := range strings.Split(p, "/") {
-		switch seg {
-		case "", ".":
-		case "..":
-			depth--
-			if depth < 0 {
-				return true
-			}
-		default:
-			depth++
-		}
-	}
-	return false
-}
-
-// dirOf returns the directory of a URL path, with a trailing slash.
-func dirOf(p string) string {
-	if p == "" {
-		return "/"
-	}
-	if strings.HasSuffix(p, "/") {
-		return p
-	}
-	d := path.Dir(p)
-	if d == "/" || d == "." {
-		return "/"
-	}
-	return d + "/"
 }

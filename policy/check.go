@@ -85,18 +85,21 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	c := &checker{options: o, ctx: ctx, cache: map[string]string{}, mutable: map[string]bool{}}
+	c := &checker{options: o, cache: map[string]string{}, mutable: map[string]bool{}}
 	if o.resolver != nil {
-		if err := c.prefetch(in.Images); err != nil {
+		if err := c.prefetch(ctx, in.Images); err != nil {
 			return nil, err
 		}
 	}
 	r := &Report{}
 	r.Summary.Files = len(in.Files)
 	r.Summary.Images = len(in.Images)
-	r.Summary.Skipped = in.Skipped
+	for _, sk := range in.Skipped {
+		r.Summary.Skipped = append(r.Summary.Skipped, sk.File)
+	}
+	r.Summary.SkippedFiles = in.Skipped
 	for _, img := range in.Images {
-		fs, suppressed, err := c.check(img)
+		fs, suppressed, err := c.check(ctx, img)
 		if err != nil {
 			return nil, err
 		}
@@ -109,12 +112,11 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 
 type checker struct {
 	options
-	ctx     context.Context
 	cache   map[string]string // tag -> digest
 	mutable map[string]bool   // registry/repository -> tags mutable
 }
 
-func (c *checker) finding(img Image, rule string, sev Severity, format string, args ...any) Finding {
+func (c *checker) finding(img Image, rule string, sev model.Severity, format string, args ...any) Finding {
 	image := img.Ref
 	if image == "" {
 		image = img.Raw
@@ -129,27 +131,36 @@ func (c *checker) finding(img Image, rule string, sev Severity, format string, a
 }
 
 // check returns the findings of one image and how many an exception suppressed.
-func (c *checker) check(img Image) ([]Finding, int, error) {
+func (c *checker) check(ctx context.Context, img Image) ([]Finding, int, error) {
+	if img.Unreadable != "" {
+		// Never suppressed by an exception: there is no reference to match one against.
+		what := "an image"
+		if img.Raw != "" {
+			what = fmt.Sprintf("image %q", img.Raw)
+		}
+		return []Finding{c.finding(img, RuleUnreadable, model.SeverityError,
+			"cannot read %s in %s: %s", what, img.Where, img.Unreadable)}, 0, nil
+	}
 	if img.Unresolved != "" {
-		return []Finding{c.finding(img, RuleUnresolvedImage, SeverityWarning,
+		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
 			"cannot check image %q in %s: %s", img.Raw, img.Where, img.Unresolved)}, 0, nil
 	}
 	shown := quoteImage(img)
 	ref, err := ParseRef(img.Ref)
 	if err != nil {
-		return []Finding{c.finding(img, RuleInvalidReference, SeverityError,
+		return []Finding{c.finding(img, RuleInvalidReference, model.SeverityError,
 			"%s in %s is not a valid image reference: %v", shown, img.Where, unwrapAll(err))}, 0, nil
 	}
 	var fs []Finding
 	switch {
 	case ref.Pinned():
 		if ref.Tag != "" && c.resolver != nil {
-			d, err := c.resolve(img, ref)
+			d, err := c.resolve(ctx, img, ref)
 			if err != nil {
 				return nil, 0, err
 			}
 			if !model.SameDigest(d, ref.Digest) {
-				f := c.finding(img, RuleTagMoved, SeverityError,
+				f := c.finding(img, RuleTagMoved, model.SeverityError,
 					"%s in %s: tag %q now points at %s, not at the pinned %s", shown, img.Where, ref.Tag, d, ref.Digest)
 				f.Suggestion = ref.WithDigest(d)
 				fs = append(fs, f)
@@ -158,23 +169,23 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 	case ref.Latest():
 		var f Finding
 		if ref.Tag == "" {
-			f = c.finding(img, RuleLatestTag, SeverityError,
+			f = c.finding(img, RuleLatestTag, model.SeverityError,
 				"%s in %s has no tag or digest, which means :latest; pin it by digest", shown, img.Where)
 		} else {
-			f = c.finding(img, RuleLatestTag, SeverityError,
+			f = c.finding(img, RuleLatestTag, model.SeverityError,
 				"%s in %s uses the latest tag; pin it by digest", shown, img.Where)
 		}
 		fs = append(fs, f)
 	default:
-		sev := SeverityError
+		sev := model.SeverityError
 		if !c.requireDigest {
-			sev = SeverityWarning
+			sev = model.SeverityWarning
 		}
 		fs = append(fs, c.finding(img, RuleMutableTag, sev,
 			"%s in %s uses the mutable tag %q without a digest; pin it by digest", shown, img.Where, ref.Tag))
 	}
 	if len(fs) > 0 && !ref.Pinned() && c.resolver != nil {
-		d, err := c.resolve(img, ref)
+		d, err := c.resolve(ctx, img, ref)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -184,7 +195,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 		key := ref.Repository.Name()
 		mutable, known := c.mutable[key]
 		if !known {
-			m, ok, err := c.mutability.TagsMutable(c.ctx, ref.Repository.RegistryStr(), ref.Repository.RepositoryStr())
+			m, ok, err := c.mutability.TagsMutable(ctx, ref.Repository.RegistryStr(), ref.Repository.RepositoryStr())
 			if err != nil {
 				return nil, 0, &ResolveError{Image: img.Ref, File: img.File, Line: img.Line, Err: err}
 			}
@@ -192,13 +203,13 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 			c.mutable[key] = mutable
 		}
 		if mutable {
-			fs = append(fs, c.finding(img, RuleECRTagMutable, SeverityWarning,
+			fs = append(fs, c.finding(img, RuleECRTagMutable, model.SeverityWarning,
 				"%s in %s: the repository %q lets tags be re-pushed (image tag mutability MUTABLE); make it IMMUTABLE",
 				shown, img.Where, ref.Repository.RepositoryStr()))
 		}
 	}
 	if len(c.allowed) > 0 && !c.registryAllowed(ref) {
-		fs = append(fs, c.finding(img, RuleDisallowedRegistry, SeverityError,
+		fs = append(fs, c.finding(img, RuleDisallowedRegistry, model.SeverityError,
 			"%s in %s comes from registry %q, which policy.allowed_registries does not list (%s)",
 			shown, img.Where, ref.Registry(), strings.Join(c.allowed, ", ")))
 	}
@@ -216,7 +227,7 @@ func (c *checker) check(img Image) ([]Finding, int, error) {
 	if where == "" {
 		where = "the configuration"
 	}
-	f := c.finding(img, RuleExceptionExpired, SeverityError,
+	f := c.finding(img, RuleExceptionExpired, model.SeverityError,
 		"%s in %s: the exception %q (%s:%d, reason: %s) expired on %s",
 		shown, img.Where, ex.Image, where, ex.Line, ex.Reason, ex.Expires.Format("2006-01-02"))
 	return append([]Finding{f}, fs...), 0, nil
@@ -242,7 +253,7 @@ func unwrapAll(err error) string {
 const resolveConcurrency = 8
 
 // prefetch resolves every tag that the check will need, each once, a few at a time.
-func (c *checker) prefetch(imgs []Image) error {
+func (c *checker) prefetch(ctx context.Context, imgs []Image) error {
 	type job struct {
 		img Image
 		ref Ref
@@ -250,7 +261,7 @@ func (c *checker) prefetch(imgs []Image) error {
 	var jobs []job
 	seen := map[string]bool{}
 	for _, img := range imgs {
-		if img.Unresolved != "" {
+		if img.Unresolved != "" || img.Unreadable != "" {
 			continue
 		}
 		ref, err := ParseRef(img.Ref)
@@ -263,13 +274,13 @@ func (c *checker) prefetch(imgs []Image) error {
 		}
 	}
 	digests := make([]string, len(jobs))
-	g, ctx := errgroup.WithContext(c.ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(resolveConcurrency)
 	for i, j := range jobs {
 		g.Go(func() error {
 			tag := j.ref.TagRef()
 			c.logger.Debug("resolving tag", "image", tag.Name())
-			d, err := c.resolver.Digest(ctx, tag)
+			d, err := c.resolver.Digest(gctx, tag)
 			if err != nil {
 				return &ResolveError{Image: j.img.Ref, File: j.img.File, Line: j.img.Line, Err: err}
 			}
@@ -288,14 +299,14 @@ func (c *checker) prefetch(imgs []Image) error {
 
 // resolve returns the digest the reference's tag points at now, asking the registry once per
 // tag per run.
-func (c *checker) resolve(img Image, ref Ref) (string, error) {
+func (c *checker) resolve(ctx context.Context, img Image, ref Ref) (string, error) {
 	tag := ref.TagRef()
 	key := tag.Name()
 	if d, ok := c.cache[key]; ok {
 		return d, nil
 	}
 	c.logger.Debug("resolving tag", "image", key)
-	d, err := c.resolver.Digest(c.ctx, tag)
+	d, err := c.resolver.Digest(ctx, tag)
 	if err != nil {
 		return "", &ResolveError{Image: img.Ref, File: img.File, Line: img.Line, Err: err}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 func date(s string) config.Date {
@@ -78,10 +79,10 @@ func TestCheckUnresolved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleUnresolvedImage || r.Findings[0].Severity != SeverityWarning || r.Verdict != "warn" {
+	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleUnresolvedImage || r.Findings[0].Severity != model.SeverityWarning || r.Verdict != "warn" {
 		t.Fatalf("report = %+v", r)
 	}
-	if !r.FailsAt(SeverityWarning) || r.FailsAt(SeverityError) || r.FailsAt("") {
+	if !r.FailsAt(model.SeverityWarning) || r.FailsAt(model.SeverityError) || r.FailsAt("") {
 		t.Errorf("FailsAt wrong for a warning-only report")
 	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -24,8 +25,9 @@ func isCompose(root *yaml.Node) bool {
 // defaults (the environment is not consulted, so the result does not depend on where the check
 // runs). A service that is built (build:) names the image it builds, not one it pulls, and is
 // skipped.
-func composeImages(file string, root *yaml.Node) []Image {
+func composeImages(ctx context.Context, file string, root *yaml.Node) []Image {
 	var out []Image
+	e := newExpander(ctx, nil, "$$", 0)
 	for _, kv := range entries(get(root, "services")) {
 		svc := kv[1]
 		img := get(svc, "image")
@@ -33,8 +35,16 @@ func composeImages(file string, root *yaml.Node) []Image {
 			continue
 		}
 		im := scalarImage(file, KindCompose, "service "+kv[0].Value, img)
-		v, missing := expand(img.Value, nil, "$$")
-		if len(missing) > 0 {
+		e.budget = MaxExpandBytes + len(img.Value) // no variables: the budget is per value
+		v, missing, err := e.expand(img.Value)
+		if err != nil {
+			if ctx.Err() != nil {
+				return out // Extract reports the context's error
+			}
+			im.Ref = ""
+			im.Unreadable = "cannot interpolate the image: " + err.Error()
+			e.err = nil
+		} else if len(missing) > 0 {
 			im.Ref = ""
 			im.Unresolved = "the image needs " + strings.Join(quoteAll(missing), ", ") + ", which has no default in the file"
 		} else {

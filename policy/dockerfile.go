@@ -2,6 +2,8 @@ package policy
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -67,6 +69,7 @@ func parseDockerfile(data []byte) []dfInstruction {
 		// Gather the logical line.
 		var toks []dfToken
 		cur := dfToken{}
+		var text strings.Builder // of cur: a long token must not be built by repeated +=
 		inTok := false
 		for {
 			line := lines[i]
@@ -75,23 +78,26 @@ func parseDockerfile(data []byte) []dfInstruction {
 			if cont {
 				body = body[:len(body)-1]
 			}
-			for off := 0; off < len(body); {
+			for off, runes := 0, 0; off < len(body); runes++ {
 				r, size := utf8.DecodeRuneInString(body[off:])
 				if r == ' ' || r == '\t' {
 					if inTok {
+						cur.text = text.String()
 						toks = append(toks, cur)
 						inTok = false
 					}
 				} else {
 					if !inTok {
-						cur = dfToken{line: i + 1, col: utf8.RuneCountInString(body[:off]) + 1}
+						cur = dfToken{line: i + 1, col: runes + 1}
+						text.Reset()
 						inTok = true
 					}
-					cur.text += body[off : off+size]
+					text.WriteString(body[off : off+size])
 				}
 				off += size
 			}
 			if inTok && !cont {
+				cur.text = text.String()
 				toks = append(toks, cur)
 				inTok = false
 			}
@@ -109,6 +115,7 @@ func parseDockerfile(data []byte) []dfInstruction {
 			}
 			if i >= len(lines) {
 				if inTok {
+					cur.text = text.String()
 					toks = append(toks, cur)
 				}
 				break
@@ -167,20 +174,24 @@ func varNameOrWord(s string) string {
 }
 
 // dockerfileImages returns the images of FROM (with global ARG defaults substituted) and of
-// COPY --from=IMAGE. Stage aliases, stage indexes and scratch are not images.
-func dockerfileImages(file string, data []byte) ([]Image, error) {
+// COPY --from=IMAGE. Stage aliases, stage indexes and scratch are not images. Once expansion
+// hits a limit (MaxExpandDepth, MaxExpandBytes), every later image is unreadable, naming the
+// line where the limit was hit; an ended context stops the parse with its error.
+func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, error) {
 	ins := parseDockerfile(data)
 	escape := `\$`
 	if strings.Contains(string(data), "escape=`") {
 		escape = "`$"
 	}
 	args := map[string]string{}
-	declared := map[string]bool{}
-	stages := map[string]bool{}
+	e := newExpander(ctx, args, escape, len(data))
+	d := &dfImages{file: file, e: e, declared: map[string]bool{}, stages: map[string]bool{}}
 	seenFrom := false
 	stage := 0
-	var out []Image
 	for _, in := range ins {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		switch in.cmd {
 		case "ARG":
 			if seenFrom {
@@ -188,10 +199,13 @@ func dockerfileImages(file string, data []byte) ([]Image, error) {
 			}
 			for _, t := range in.tokens {
 				k, v, hasValue := strings.Cut(t.text, "=")
-				declared[k] = true
-				if hasValue {
-					v = unquote(v)
-					val, missing := expand(v, args, escape)
+				d.declared[k] = true
+				if hasValue && d.limit == "" {
+					val, missing, err := e.expand(unquote(v))
+					if err != nil {
+						d.fail(t, err)
+						continue
+					}
 					if len(missing) == 0 {
 						args[k] = val
 					}
@@ -216,11 +230,9 @@ func dockerfileImages(file string, data []byte) ([]Image, error) {
 			if alias != "" {
 				where = "FROM of stage " + alias
 			}
-			if img, ok := dockerImage(file, tok, args, declared, stages, escape, where); ok {
-				out = append(out, img)
-			}
+			d.image(tok, where)
 			if alias != "" {
-				stages[alias] = true
+				d.stages[alias] = true
 			}
 		case "COPY":
 			for _, t := range in.tokens {
@@ -236,40 +248,71 @@ func dockerfileImages(file string, data []byte) ([]Image, error) {
 				}
 				t.text = v
 				t.col += len("--from=")
-				if img, ok := dockerImage(file, t, args, declared, stages, escape, "COPY --from"); ok {
-					out = append(out, img)
-				}
+				d.image(t, "COPY --from")
 			}
 		}
 	}
-	return out, nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return d.out, nil
 }
 
-func dockerImage(file string, tok dfToken, args map[string]string, declared, stages map[string]bool, escape, where string) (Image, bool) {
-	img := Image{File: file, Line: tok.line, Column: tok.col, Raw: tok.text, Where: where, Kind: KindDockerfile}
-	v, missing := expand(tok.text, args, escape)
+// dfImages collects a Dockerfile's images.
+type dfImages struct {
+	file     string
+	e        *expander
+	declared map[string]bool
+	stages   map[string]bool
+	limit    string // why expansion stopped, with the line, once a limit was hit
+	out      []Image
+}
+
+// fail records the first expansion limit hit, at tok.
+func (d *dfImages) fail(tok dfToken, err error) {
+	if d.limit == "" {
+		d.limit = fmt.Sprintf("%v (line %d)", err, tok.line)
+	}
+}
+
+// image adds the image named by tok, unless it is scratch or a stage.
+func (d *dfImages) image(tok dfToken, where string) {
+	img := Image{File: d.file, Line: tok.line, Column: tok.col, Raw: tok.text, Where: where, Kind: KindDockerfile}
+	if d.limit != "" {
+		img.Unreadable = d.limit
+		d.out = append(d.out, img)
+		return
+	}
+	v, missing, err := d.e.expand(tok.text)
+	if err != nil {
+		d.fail(tok, err)
+		img.Unreadable = d.limit
+		d.out = append(d.out, img)
+		return
+	}
 	if len(missing) > 0 {
 		var why []string
 		for _, m := range missing {
-			if declared[m] {
+			if d.declared[m] {
 				why = append(why, "ARG "+m+" has no default")
 			} else {
 				why = append(why, "$"+strings.TrimPrefix(m, "$")+" is not a global ARG")
 			}
 		}
 		img.Unresolved = strings.Join(why, "; ")
-		return img, true
+		d.out = append(d.out, img)
+		return
 	}
 	l := strings.ToLower(v)
-	if l == "scratch" || stages[l] {
-		return Image{}, false
+	if l == "scratch" || d.stages[l] {
+		return
 	}
 	if v == "" {
 		img.Unresolved = "the image is empty once ARG defaults are substituted"
-		return img, true
+	} else {
+		img.Ref = v
 	}
-	img.Ref = v
-	return img, true
+	d.out = append(d.out, img)
 }
 
 func unquote(s string) string {

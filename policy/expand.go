@@ -1,35 +1,106 @@
 package policy
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Limits on variable expansion. A few lines of ARG B=$A$A doubling, or ${A:-${B:-...}} nested
+// thousands deep, must not take gigabytes or minutes: past a limit the value is unreadable, a
+// finding, never a guess.
+const (
+	// MaxExpandDepth bounds how deeply ${...} may nest inside defaults and alternatives.
+	MaxExpandDepth = 32
+	// MaxExpandBytes bounds the bytes all expansions of one file may produce together, beyond
+	// the size of the file itself.
+	MaxExpandBytes = 1 << 20
+)
+
+// expander substitutes variables under a shared budget. After the first limit is hit (or the
+// context ends) every further expansion fails with the same error.
+type expander struct {
+	ctx    context.Context
+	vars   map[string]string
+	escape string
+	budget int
+	err    error
+}
+
+// newExpander returns an expander for a file of size bytes.
+func newExpander(ctx context.Context, vars map[string]string, escape string, size int) *expander {
+	return &expander{ctx: ctx, vars: vars, escape: escape, budget: MaxExpandBytes + size}
+}
 
 // expand substitutes ${VAR}, $VAR, ${VAR:-word}, ${VAR-word}, ${VAR:+word}, ${VAR+word},
 // ${VAR:?msg} and ${VAR?msg} in s from vars, where a variable missing from vars is unset. escape
 // is the sequence that stands for a literal dollar ("$$" in compose, `\$` in a Dockerfile). It
 // returns the names of the variables whose value is needed but unknown; when there are any, the
-// result is not a usable value.
+// result is not a usable value. It is the unbounded-context form used by tests; Extract uses an
+// expander.
 func expand(s string, vars map[string]string, escape string) (string, []string) {
+	e := newExpander(context.Background(), vars, escape, len(s))
+	v, missing, _ := e.expand(s)
+	return v, missing
+}
+
+// expand is expand under the expander's limits: a non-nil error means the value could not be
+// read (too deep, too large, or the context ended).
+func (e *expander) expand(s string) (string, []string, error) {
+	if e.err == nil {
+		e.err = e.ctx.Err()
+	}
+	if e.err != nil {
+		return "", nil, e.err
+	}
 	var b strings.Builder
+	missing := e.expandInto(&b, s, 0)
+	if e.err != nil {
+		return "", nil, e.err
+	}
+	return b.String(), missing, nil
+}
+
+// write appends s to b, charging the budget.
+func (e *expander) write(b *strings.Builder, s string) bool {
+	if e.err != nil {
+		return false
+	}
+	if len(s) > e.budget {
+		e.err = fmt.Errorf("variable expansion produces more than %d KiB", MaxExpandBytes>>10)
+		return false
+	}
+	e.budget -= len(s)
+	b.WriteString(s)
+	return true
+}
+
+func (e *expander) expandInto(b *strings.Builder, s string, depth int) []string {
+	if depth > MaxExpandDepth {
+		e.err = fmt.Errorf("variables nested more than %d deep", MaxExpandDepth)
+		return nil
+	}
 	var missing []string
-	for i := 0; i < len(s); {
-		if escape != "" && strings.HasPrefix(s[i:], escape) {
-			b.WriteByte('$')
-			i += len(escape)
+	for i := 0; i < len(s) && e.err == nil; {
+		if e.escape != "" && strings.HasPrefix(s[i:], e.escape) {
+			e.write(b, "$")
+			i += len(e.escape)
 			continue
 		}
 		if s[i] != '$' || i+1 >= len(s) {
-			b.WriteByte(s[i])
+			e.write(b, s[i:i+1])
 			i++
 			continue
 		}
 		if s[i+1] != '{' {
 			n := varName(s[i+1:])
 			if n == "" {
-				b.WriteByte('$')
+				e.write(b, "$")
 				i++
 				continue
 			}
-			if v, ok := vars[n]; ok {
-				b.WriteString(v)
+			if v, ok := e.vars[n]; ok {
+				e.write(b, v)
 			} else {
 				missing = append(missing, n)
 			}
@@ -48,7 +119,7 @@ func expand(s string, vars map[string]string, escape string) (string, []string) 
 			missing = append(missing, "${"+inner+"}")
 			continue
 		}
-		v, set := vars[n]
+		v, set := e.vars[n]
 		rest := inner[len(n):]
 		op, word := "", ""
 		for _, o := range []string{":-", ":?", ":+", "-", "?", "+"} {
@@ -71,29 +142,25 @@ func expand(s string, vars map[string]string, escape string) (string, []string) 
 			if !set {
 				missing = append(missing, n)
 			}
-			b.WriteString(v)
+			e.write(b, v)
 		case ":-", "-":
 			if useVar {
-				b.WriteString(v)
+				e.write(b, v)
 			} else {
-				w, m := expand(word, vars, escape)
-				b.WriteString(w)
-				missing = append(missing, m...)
+				missing = append(missing, e.expandInto(b, word, depth+1)...)
 			}
 		case ":?", "?":
 			if !useVar {
 				missing = append(missing, n)
 			}
-			b.WriteString(v)
+			e.write(b, v)
 		case ":+", "+":
 			if useVar {
-				w, m := expand(word, vars, escape)
-				b.WriteString(w)
-				missing = append(missing, m...)
+				missing = append(missing, e.expandInto(b, word, depth+1)...)
 			}
 		}
 	}
-	return b.String(), missing
+	return missing
 }
 
 // varName returns the variable name at the start of s.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"reflect"
@@ -100,7 +101,7 @@ jobs:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, imgs, err := Extract("f", []byte(tt.data))
+			kind, imgs, err := Extract(context.Background(), "f", []byte(tt.data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +116,7 @@ jobs:
 }
 
 func TestExtractInvalidYAML(t *testing.T) {
-	if _, _, err := Extract("bad.yaml", []byte("a: [\n")); err == nil || !strings.Contains(err.Error(), `parsing "bad.yaml"`) {
+	if _, _, err := Extract(context.Background(), "bad.yaml", []byte("a: [\n")); err == nil || !strings.Contains(err.Error(), `parsing "bad.yaml"`) {
 		t.Errorf("err = %v, want a parsing error naming the file", err)
 	}
 }
@@ -147,7 +148,7 @@ func TestDockerfile(t *testing.T) {
 			if !isDockerfile([]byte(tt.data)) {
 				t.Fatalf("not recognised as a Dockerfile")
 			}
-			imgs, err := dockerfileImages("Dockerfile", []byte(tt.data))
+			imgs, err := dockerfileImages(context.Background(), "Dockerfile", []byte(tt.data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +164,7 @@ func TestExtractSelfReferencingList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, imgs, err := Extract("selflist.yaml", data)
+	_, imgs, err := Extract(context.Background(), "selflist.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,16 +43,26 @@ type Image struct {
 	// Unresolved says why the reference could not be determined statically (a variable without a
 	// default, a CloudFormation intrinsic function, a workflow expression); "" otherwise.
 	Unresolved string `json:"unresolved,omitempty"`
+	// Unreadable says why polygraph could not read the construct at this position (a limit on
+	// aliases, merges or variable expansion was hit); Ref and Raw may be empty. It is an error
+	// finding: what cannot be read cannot be said to pass.
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
+// KindYAML is the kind of a YAML document too large or deep to read far enough to recognise.
+const KindYAML Kind = "yaml"
+
 // Extract recognises an input by its content and returns the image references in it. It returns
-// a nil kind and no error for content that is none of the supported kinds.
-func Extract(file string, data []byte) (Kind, []Image, error) {
+// a nil kind and no error for content that is none of the supported kinds. Content beyond the
+// limits on variable expansion (MaxExpandDepth, MaxExpandBytes) or on YAML aliases and merges
+// (MaxYAMLNodes, MaxMergeDepth) yields an Image with Unreadable set at its position. It returns
+// the context's error when the context ends.
+func Extract(ctx context.Context, file string, data []byte) (Kind, []Image, error) {
 	if !utf8.Valid(data) {
 		return "", nil, nil
 	}
 	if isDockerfile(data) {
-		imgs, err := dockerfileImages(file, data)
+		imgs, err := dockerfileImages(ctx, file, data)
 		return KindDockerfile, imgs, err
 	}
 	docs, err := decodeYAML(data)
@@ -62,17 +73,30 @@ func Extract(file string, data []byte) (Kind, []Image, error) {
 		kind Kind
 		out  []Image
 	)
-	for _, doc := range docs {
-		k, imgs := extractDoc(file, doc)
-		if k != "" && kind == "" {
+	for i, doc := range docs {
+		if err := ctx.Err(); err != nil {
+			return "", nil, err
+		}
+		if why, at := checkDoc(doc); why != "" {
+			if kind == "" {
+				kind = KindYAML
+			}
+			out = append(out, unreadable(file, KindYAML, fmt.Sprintf("YAML document %d", i+1), at, "cannot read the document: "+why))
+			continue
+		}
+		k, imgs := extractDoc(ctx, file, doc)
+		if k != "" && (kind == "" || kind == KindYAML) {
 			kind = k
 		}
 		out = append(out, imgs...)
 	}
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
 	return kind, out, nil
 }
 
-func extractDoc(file string, doc *yaml.Node) (Kind, []Image) {
+func extractDoc(ctx context.Context, file string, doc *yaml.Node) (Kind, []Image) {
 	root := deref(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return "", nil
@@ -89,7 +113,7 @@ func extractDoc(file string, doc *yaml.Node) (Kind, []Image) {
 	case isDockerAction(root):
 		return KindWorkflow, dockerActionImages(file, root)
 	case isCompose(root):
-		return KindCompose, composeImages(file, root)
+		return KindCompose, composeImages(ctx, file, root)
 	}
 	return "", nil
 }
@@ -143,7 +167,7 @@ func get(n *yaml.Node, key string) *yaml.Node {
 // getDepth looks key up in n and in the mappings merged into it, visiting each mapping once (so
 // that aliases cannot make a lookup exponential).
 func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode || depth > 8 || seen[n] {
+	if n == nil || n.Kind != yaml.MappingNode || depth > MaxMergeDepth || seen[n] {
 		return nil
 	}
 	seen[n] = true
@@ -156,16 +180,7 @@ func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *ya
 		if n.Content[i].Tag != "!!merge" {
 			continue
 		}
-		v := deref(n.Content[i+1])
-		var maps []*yaml.Node
-		if v != nil && v.Kind == yaml.SequenceNode {
-			for _, m := range v.Content {
-				maps = append(maps, deref(m))
-			}
-		} else {
-			maps = append(maps, v)
-		}
-		for _, m := range maps {
+		for _, m := range mergedMaps(n.Content[i+1]) {
 			if r := getDepth(m, key, depth+1, seen); r != nil {
 				return r
 			}
@@ -183,20 +198,36 @@ func str(n *yaml.Node) string {
 	return n.Value
 }
 
-// entries returns the key/value pairs of a mapping, in order.
+// entries returns the key/value pairs of a mapping in order, then those its << merge keys bring
+// in that the mapping does not set itself (as YAML merges them: the mapping's own keys first,
+// then earlier merged mappings before later ones).
 func entries(n *yaml.Node) [][2]*yaml.Node {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
 	var out [][2]*yaml.Node
+	have := map[string]bool{}
+	collectEntries(deref(n), 0, map[*yaml.Node]bool{}, have, &out)
+	return out
+}
+
+func collectEntries(n *yaml.Node, depth int, seen map[*yaml.Node]bool, have map[string]bool, out *[][2]*yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode || depth > MaxMergeDepth || seen[n] {
+		return
+	}
+	seen[n] = true
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Tag == "!!merge" {
+		k := n.Content[i]
+		if k.Tag == "!!merge" || have[k.Value] {
 			continue
 		}
-		out = append(out, [2]*yaml.Node{n.Content[i], deref(n.Content[i+1])})
+		have[k.Value] = true
+		*out = append(*out, [2]*yaml.Node{k, deref(n.Content[i+1])})
 	}
-	return out
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag == "!!merge" {
+			for _, m := range mergedMaps(n.Content[i+1]) {
+				collectEntries(m, depth+1, seen, have, out)
+			}
+		}
+	}
 }
 
 // items returns the elements of a sequence.

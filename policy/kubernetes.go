@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -39,7 +40,8 @@ func kubernetesObject(file string, root *yaml.Node, depth int) []Image {
 	kind := str(get(root, "kind"))
 	if kind == "List" || strings.HasSuffix(kind, "List") {
 		if depth >= maxListDepth {
-			return nil
+			return []Image{unreadable(file, KindKubernetes, kind, get(root, "items"),
+				fmt.Sprintf("cannot read the %s: Lists nested more than %d deep", kind, maxListDepth))}
 		}
 		var out []Image
 		for _, it := range items(get(root, "items")) {

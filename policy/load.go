@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 )
 
 // MaxFileSize bounds how much of one input is read.
@@ -25,74 +27,227 @@ type Inputs struct {
 	Files map[string]Kind
 	// Images are the references found, in file order.
 	Images []Image
-	// Skipped lists files met while walking a directory that could not be parsed.
-	Skipped []string
+	// Skipped lists the files not checked, each with the reason: excluded by a glob, not
+	// parseable, not a regular file, or over MaxFileSize (the last three only for files met
+	// while walking a directory; named explicitly, they are errors).
+	Skipped []Skip
+}
+
+// Skip is a file that was not checked, and why.
+type Skip struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// LoadOption configures Load.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	exclude []string
+}
+
+// WithExclude skips the files whose path matches one of the globs (policy.exclude,
+// --skip-path), counting each in Inputs.Skipped. A glob uses path.Match syntax plus ** for any
+// number of directories, and matches a path as given or any trailing part of it starting at a
+// directory (testdata/** matches policy/testdata/bad.yaml); a directory it matches is skipped
+// whole. The default excludes nothing.
+func WithExclude(globs ...string) LoadOption {
+	return func(o *loadOptions) { o.exclude = append(o.exclude, globs...) }
 }
 
 // Load reads every path (a file, a directory walked recursively, or "-" for stdin) and extracts
-// the image references of the files it recognises by content. A file named explicitly that
-// does not parse is an error; a file met in a directory that does not parse (a Helm template,
-// say) is skipped and logged. A nil logger discards logs.
-func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Logger) (*Inputs, error) {
+// the image references of the files it recognises by content. A file named explicitly that is
+// not a regular file under MaxFileSize (a *safeio.Error) or that does not parse is an error; a
+// file met in a directory that does not parse (a Helm template, say), is not a regular file or
+// is too large is skipped, counted and logged. A nil logger discards logs. Load returns the
+// context's error when it ends, reading standard input included.
+func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Logger, opts ...LoadOption) (*Inputs, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	in := &Inputs{Files: map[string]Kind{}}
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, g := range o.exclude {
+		if err := validGlob(g); err != nil {
+			return nil, err
+		}
+	}
+	l := &loader{ctx: ctx, in: &Inputs{Files: map[string]Kind{}}, exclude: o.exclude, logger: logger}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if p == "-" {
-			if stdin == nil {
-				return nil, errors.New("reading stdin: no standard input")
-			}
-			data, err := readLimited(stdin)
-			if err != nil {
-				return nil, fmt.Errorf("reading stdin: %w", err)
-			}
-			if err := in.add(Stdin, data); err != nil {
+			if err := l.stdin(stdin); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("reading %q: %w", p, err)
-		}
-		if !st.IsDir() {
-			if err := in.addFile(p); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		var files []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if path != p && (d.Name() == ".git" || d.Name() == "node_modules") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() && candidate(d.Name()) {
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("walking %q: %w", p, err)
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			if err := in.addFile(f); err != nil {
-				logger.Warn("skipping unparseable file", "file", f, "err", err)
-				in.Skipped = append(in.Skipped, filepath.ToSlash(f))
-			}
+		if err := l.path(p); err != nil {
+			return nil, err
 		}
 	}
-	return in, nil
+	return l.in, nil
+}
+
+type loader struct {
+	ctx     context.Context
+	in      *Inputs
+	exclude []string
+	logger  *slog.Logger
+}
+
+func (l *loader) skip(file, reason string) {
+	l.logger.Warn("skipping file", "file", file, "reason", reason)
+	l.in.Skipped = append(l.in.Skipped, Skip{File: file, Reason: reason})
+}
+
+// stdin reads standard input, giving up when the context ends (the read itself cannot be
+// interrupted, so it is left to finish in the background).
+func (l *loader) stdin(r io.Reader) error {
+	if r == nil {
+		return errors.New("reading stdin: no standard input")
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		data, err := readLimited(r)
+		ch <- result{data, err}
+	}()
+	select {
+	case <-l.ctx.Done():
+		return l.ctx.Err()
+	case res := <-ch:
+		if res.err != nil {
+			return fmt.Errorf("reading stdin: %w", res.err)
+		}
+		return l.add(Stdin, res.data)
+	}
+}
+
+// path checks a file or walks a directory named on the command line.
+func (l *loader) path(p string) error {
+	name := filepath.ToSlash(p)
+	st, err := os.Stat(p)
+	if err != nil {
+		return &safeio.Error{Path: p, Err: unwrapPathError(err)}
+	}
+	if g := l.excluded(name); g != "" {
+		if st.IsDir() {
+			return l.skipTree(p, g)
+		}
+		l.skip(name, "excluded by "+g)
+		return nil
+	}
+	if !st.IsDir() {
+		data, err := safeio.ReadFile(p, MaxFileSize)
+		if err != nil {
+			return err
+		}
+		return l.add(name, data)
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := l.ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == p {
+				return nil
+			}
+			if d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			if g := l.excluded(filepath.ToSlash(path)); g != "" {
+				if err := l.skipTree(path, g); err != nil {
+					return err
+				}
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if candidate(d.Name()) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctxErr := l.ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("walking %q: %w", p, err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		name := filepath.ToSlash(f)
+		if g := l.excluded(name); g != "" {
+			l.skip(name, "excluded by "+g)
+			continue
+		}
+		data, err := safeio.ReadFile(f, MaxFileSize)
+		var se *safeio.Error
+		if errors.As(err, &se) && (errors.Is(err, safeio.ErrNotRegular) || errors.Is(err, safeio.ErrTooLarge)) {
+			l.skip(name, fmt.Sprintf("%v (%s)", se.Err, se.Info))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := l.add(name, data); err != nil {
+			if ctxErr := l.ctx.Err(); ctxErr != nil {
+				return ctxErr
+			}
+			l.skip(name, "not parseable: "+err.Error())
+		}
+	}
+	return nil
+}
+
+// skipTree counts every candidate file under an excluded directory as skipped.
+func (l *loader) skipTree(dir, glob string) error {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != dir && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && candidate(d.Name()) {
+			files = append(files, filepath.ToSlash(path))
+		}
+		return l.ctx.Err()
+	})
+	if err != nil {
+		if ctxErr := l.ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("walking %q: %w", dir, err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		l.in.Skipped = append(l.in.Skipped, Skip{File: f, Reason: "excluded by " + glob})
+	}
+	l.logger.Info("skipping excluded directory", "dir", filepath.ToSlash(dir), "glob", glob, "files", len(files))
+	return nil
+}
+
+// excluded returns the first exclude glob matching the path, or "".
+func (l *loader) excluded(name string) string {
+	for _, g := range l.exclude {
+		if pathMatch(g, name) {
+			return g
+		}
+	}
+	return ""
 }
 
 // candidate reports whether a file met in a directory may hold deploy configuration.
@@ -106,28 +261,15 @@ func candidate(base string) bool {
 		strings.HasSuffix(l, ".dockerfile") || strings.HasSuffix(l, ".containerfile")
 }
 
-func (in *Inputs) addFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("reading %q: %w", path, err)
-	}
-	defer f.Close()
-	data, err := readLimited(f)
-	if err != nil {
-		return fmt.Errorf("reading %q: %w", path, err)
-	}
-	return in.add(filepath.ToSlash(path), data)
-}
-
-func (in *Inputs) add(name string, data []byte) error {
-	kind, imgs, err := Extract(name, data)
+func (l *loader) add(name string, data []byte) error {
+	kind, imgs, err := Extract(l.ctx, name, data)
 	if err != nil {
 		return err
 	}
 	if kind != "" {
-		in.Files[name] = kind
+		l.in.Files[name] = kind
 	}
-	in.Images = append(in.Images, imgs...)
+	l.in.Images = append(l.in.Images, imgs...)
 	return nil
 }
 
@@ -140,4 +282,12 @@ func readLimited(r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d MiB", MaxFileSize>>20)
 	}
 	return data, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -1,36 +1,20 @@
 package policy
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/polygraph-dev/polygraph/model"
+)
 
 // Schema is the schema name of the JSON policy report.
 const Schema = "polygraph.policy/v1"
-
-// Severity is how serious a finding is.
-type Severity string
-
-// Severities, from the most serious.
-const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-)
-
-// rank orders severities: higher is more serious.
-func (s Severity) rank() int {
-	switch s {
-	case SeverityError:
-		return 2
-	case SeverityWarning:
-		return 1
-	}
-	return 0
-}
 
 // Finding is one policy violation at the position of an image value.
 type Finding struct {
 	// Rule is the rule's identifier (mutable-tag, latest-tag, ...).
 	Rule string `json:"rule"`
-	// Severity is error or warning.
-	Severity Severity `json:"severity"`
+	// Severity is error or warning: the severity verify's findings have too.
+	Severity model.Severity `json:"severity"`
 	// File is the input the image is in.
 	File string `json:"file"`
 	// Line and Column (1-based) point at the first character of the image value.
@@ -56,8 +40,12 @@ type Summary struct {
 	Findings int `json:"findings"`
 	// Suppressed is the number of findings that a valid exception suppressed.
 	Suppressed int `json:"suppressed"`
-	// Skipped lists files found in directories that could not be parsed.
+	// Skipped lists the files not checked, by path, as earlier versions did: excluded
+	// (policy.exclude, --skip-path), or met in a directory and not parseable, not a regular
+	// file or too large. Its length is the count the text summary prints.
 	Skipped []string `json:"skipped,omitempty"`
+	// SkippedFiles lists the same files, each with the reason.
+	SkippedFiles []Skip `json:"skipped_files,omitempty"`
 }
 
 // Report is the result of a policy check (schema polygraph.policy/v1).
@@ -73,23 +61,23 @@ type Report struct {
 }
 
 // Worst returns the most serious severity among the findings, "" when there are none.
-func (r *Report) Worst() Severity {
-	var w Severity
+func (r *Report) Worst() model.Severity {
+	var w model.Severity
 	for _, f := range r.Findings {
-		if f.Severity.rank() > w.rank() {
+		if f.Severity.Rank() > w.Rank() {
 			w = f.Severity
 		}
 	}
 	return w
 }
 
-// FailsAt reports whether any finding is at or above the given severity. A threshold of "" (never)
-// never fails.
-func (r *Report) FailsAt(threshold Severity) bool {
-	if threshold.rank() == 0 {
+// FailsAt reports whether any finding is at or above the given severity. A threshold of "" or
+// "never" never fails.
+func (r *Report) FailsAt(threshold model.Severity) bool {
+	if threshold.Rank() == 0 {
 		return false
 	}
-	return r.Worst().rank() >= threshold.rank()
+	return r.Worst().Rank() >= threshold.Rank()
 }
 
 // finish sorts the findings and computes the verdict and counts.
@@ -113,9 +101,9 @@ func (r *Report) finish() {
 	r.Schema = Schema
 	r.Summary.Findings = len(r.Findings)
 	switch r.Worst() {
-	case SeverityError:
+	case model.SeverityError:
 		r.Verdict = "fail"
-	case SeverityWarning:
+	case model.SeverityWarning:
 		r.Verdict = "warn"
 	default:
 		r.Verdict = "pass"

@@ -55,10 +55,9 @@ type options struct {
 	maxLayer    int64
 	platform    string
 	backoff     remote.Backoff
-	userAgent   string
 	version     string
 	now         func() time.Time
-	insecure    bool
+	insecure    []string
 	format      manifest.Format
 	manifest    *manifest.Options
 }
@@ -99,19 +98,13 @@ func WithPlatform(p string) Option { return func(o *options) { o.platform = p } 
 // deadline is honoured between attempts to within one wait. The default is DefaultBackoff.
 func WithRetryBackoff(b remote.Backoff) Option { return func(o *options) { o.backoff = b } }
 
-// WithUserAgent sets the User-Agent sent to registries. The default is "polygraph".
-func WithUserAgent(ua string) Option { return func(o *options) { o.userAgent = ua } }
-
-// WithPolygraphVersion sets the polygraph_version written into release records. The default is
-// empty (the field is omitted).
+// WithPolygraphVersion sets the polygraph_version written into release records, and the
+// User-Agent sent to registries ("polygraph/VERSION"). The default is empty: the field is
+// omitted and the User-Agent is "polygraph".
 func WithPolygraphVersion(v string) Option { return func(o *options) { o.version = v } }
 
 // WithClock sets the clock that stamps recorded_at. The default is time.Now.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
-
-// WithInsecure talks plain HTTP to every registry. Loopback, *.local and RFC 1918 addresses
-// use plain HTTP anyway. The default is HTTPS.
-func WithInsecure(insecure bool) Option { return func(o *options) { o.insecure = insecure } }
 
 // WithManifestFormat sets how Record parses the manifest file: its format and the options that
 // resolve its paths (set Path to the URL path the instances serve it at, probe.manifest.path,
@@ -129,7 +122,6 @@ func New(opts ...Option) (*Client, error) {
 		maxLayer:    DefaultMaxLayerSize,
 		platform:    DefaultPlatform,
 		backoff:     DefaultBackoff,
-		userAgent:   "polygraph",
 		now:         time.Now,
 		format:      manifest.Auto,
 	}
@@ -157,11 +149,15 @@ func New(opts ...Option) (*Client, error) {
 			o.cacheDir = filepath.Join(dir, "polygraph", "registry")
 		}
 	}
+	userAgent := "polygraph"
+	if o.version != "" {
+		userAgent += "/" + o.version
+	}
 	p, err := remote.NewPuller(
 		remote.WithAuthFromKeychain(o.keychain),
-		remote.WithTransport(o.transport),
+		remote.WithTransport(plainHTTPGuard{next: o.transport, listed: o.insecure}),
 		remote.WithRetryBackoff(o.backoff),
-		remote.WithUserAgent(o.userAgent),
+		remote.WithUserAgent(userAgent),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
@@ -173,15 +169,14 @@ func New(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// CacheDir returns the cache directory in use ("" when caching is off).
-func (c *Client) CacheDir() string { return c.o.cacheDir }
-
+// parseRef parses a reference. A registry allowed plain HTTP (WithInsecureRegistries) is
+// marked insecure, so the library falls back to HTTP when HTTPS fails; for any other registry
+// the transport refuses the fallback the library would attempt on its own.
 func (c *Client) parseRef(ref string) (name.Reference, error) {
-	var nopts []name.Option
-	if c.o.insecure {
-		nopts = append(nopts, name.Insecure)
+	r, err := name.ParseReference(ref)
+	if err == nil && plainHTTPAllowed(c.o.insecure, r.Context().RegistryStr(), "") {
+		r, err = name.ParseReference(ref, name.Insecure)
 	}
-	r, err := name.ParseReference(ref, nopts...)
 	if err != nil {
 		return nil, &ReferenceError{Ref: ref, Err: err}
 	}

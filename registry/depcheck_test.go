@@ -1,40 +1,15 @@
 package registry_test
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/polygraph-dev/polygraph/internal/depcheck"
 )
 
-// TestImports keeps registry a library below the CLI: of polygraph's packages it may import only
-// the leaves model and manifest (never the HTTP prober, verify or the CLI).
+// TestImports keeps registry a library below the CLI: of polygraph's packages it may use only
+// the leaves model, manifest and config, and the AWS configuration loader for the Amazon
+// ECR keychain (never the HTTP prober, verify or the CLI), and regtest none at all.
 func TestImports(t *testing.T) {
-	allowed := map[string]bool{
-		"github.com/polygraph-dev/polygraph/model":    true,
-		"github.com/polygraph-dev/polygraph/manifest": true,
-		"github.com/polygraph-dev/polygraph/registry": true, // tests and regtest
-	}
-	for _, dir := range []string{".", "regtest"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, file := range files {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range f.Imports {
-				p := strings.Trim(imp.Path.Value, `"`)
-				if strings.HasPrefix(p, "github.com/polygraph-dev/polygraph/") && !allowed[p] &&
-					!(strings.HasSuffix(file, "_test.go") && p == "github.com/polygraph-dev/polygraph/registry/regtest") {
-					t.Errorf("%s imports %s", file, p)
-				}
-			}
-		}
-	}
+	depcheck.Check(t, ".", "model", "manifest", "config", "internal/safeio", "internal/awsconf")
+	depcheck.Check(t, "./regtest")
 }

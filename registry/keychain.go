@@ -3,13 +3,11 @@ package registry
 import (
 	"context"
 	"fmt"
-	"io"
-	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/awslabs/amazon-ecr-credential-helper/ecr-login/api"
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/sirupsen/logrus"
+
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 )
 
 // Keychain returns the default credential sources: the Docker config (docker login and its
@@ -23,12 +21,12 @@ func Keychain() authn.Keychain {
 // AWS_ENDPOINT_URL_ECR). It answers anonymous for any other host. When the AWS side fails (no
 // credentials, IAM denies ecr:GetAuthorizationToken) for a private ECR registry, it returns an
 // *AuthError at once rather than letting the pull fail later with an anonymous 401; for ECR
-// Public it falls back to anonymous pulls. The credential helper's own logging is silenced.
+// Public it falls back to anonymous pulls. The credential helper logs through logrus' standard
+// logger, which polygraph leaves as it is (a library does not change another's globals): at
+// its default level only its note that it fell back to a cached token reaches stderr.
 func ECRKeychain() authn.Keychain { return ecrKeychain{} }
 
 type ecrKeychain struct{}
-
-var quietECR sync.Once
 
 // Resolve implements authn.Keychain.
 func (k ecrKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
@@ -42,13 +40,10 @@ func (ecrKeychain) ResolveContext(ctx context.Context, r authn.Resource) (authn.
 	if err != nil {
 		return authn.Anonymous, nil // not an ECR host
 	}
-	// The helper logs through logrus' standard logger; polygraph's output is its own.
-	quietECR.Do(func() { logrus.SetOutput(io.Discard) })
-	var opts []func(*config.LoadOptions) error
+	cfg, err := awsconf.LoadDefault(ctx)
 	if reg.Region != "" {
-		opts = append(opts, config.WithRegion(reg.Region))
+		cfg, err = awsconf.Load(ctx, reg.Region)
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, &AuthError{Registry: host, Err: fmt.Errorf("loading the AWS configuration for Amazon ECR: %w", err)}
 	}

@@ -14,18 +14,20 @@ import (
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/registry"
-	"github.com/polygraph-dev/polygraph/verify"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:  "demo",
-		Usage: "reproduce the April 2021 incident on a simulated fleet and catch it (no set-up needed)",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "serve", Usage: "keep the simulated world running and write a config for `polygraph verify`", EnvVars: env("serve")},
-			&cli.StringFlag{Name: "dir", Usage: "where --serve writes polygraph.yaml and release.json (default: a new temporary directory)", EnvVars: env("dir")},
-		},
-		Action: demoAction,
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:  "demo",
+			Usage: "reproduce the April 2021 incident on a simulated fleet and catch it (no set-up needed)",
+			Flags: []cli.Flag{
+				boolFlag("serve", nil, "keep the simulated world running and write a config for `polygraph verify`"),
+				&cli.StringFlag{Name: "dir", Usage: "where --serve writes polygraph.yaml and release.json (default: a new temporary directory)", EnvVars: env("dir")},
+			},
+			Action: demoAction,
+		}
 	})
 }
 
@@ -70,7 +72,7 @@ func demoAction(c *cli.Context) error {
 	if err != nil {
 		return unverifiable(err)
 	}
-	if err := verify.Render(out, rep, "text", verify.RenderOptions{Color: g.color, MaxPerKind: 3}); err != nil {
+	if err := report.Render(out, rep, "text", report.Options{Color: g.color, MaxPerKind: 3}); err != nil {
 		return unverifiable(err)
 	}
 	liars, missing, moved := demoCaught(rep)

@@ -18,11 +18,15 @@ import (
 	"github.com/polygraph-dev/polygraph/hook"
 	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/verify"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
+	commands = append(commands, hookCommand)
+}
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "hook",
 		Usage:     "answer one Auto Scaling lifecycle action: verify the launching instance, then CONTINUE or ABANDON",
 		UsageText: "polygraph hook [--config F] --event FILE|- [--output json|text|junit|markdown] [--report FILE]\n   polygraph hook serve [--config F] --queue SQS_URL",
@@ -42,7 +46,7 @@ func init() {
 			},
 			Action: hookServeAction,
 		}},
-	})
+	}
 }
 
 // hookSetup loads the config and builds the handler over one AWS config.
@@ -68,8 +72,8 @@ func hookAction(c *cli.Context) error {
 		return err
 	}
 	output := c.String("output")
-	if !slices.Contains(verify.Formats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(verify.Formats, ", "), output))
+	if !slices.Contains(report.Formats, output) {
+		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.Formats, ", "), output))
 	}
 	if c.String("event") == "" {
 		return usageErr(errors.New("hook needs --event FILE (or - for stdin), or the serve subcommand"))

@@ -1,3 +1,5 @@
+//go:generate sh -c "go run . man > ../../docs/polygraph.1"
+
 // Command polygraph checks that every instance of a fleet serves exactly the release it claims,
 // and that everything it serves exists on the CDN.
 package main
@@ -10,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 )
 
 // Exit codes (SPEC §2). Only main calls os.Exit, with the code exitCode computes.
@@ -30,18 +32,57 @@ const (
 	exitUnverifiable = 3 // could not verify at all
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; otherwise the module
-// version recorded in the binary is used.
-var version = ""
-
-// commands is filled by each command's file (one file per command).
-var commands []*cli.Command
+// commands is filled by each command's file (one file per command). Each app builds its own
+// commands: urfave/cli keeps parsing state (values read from the environment) in the flags.
+var commands []func() *cli.Command
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	code := runCLI(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// SignalError is the cause of the context's cancellation when SIGINT or SIGTERM arrived; the
+// exit code is then 128 plus the signal's number (130, 143) whatever the command returned.
+type SignalError struct{ Signal syscall.Signal }
+
+func (e *SignalError) Error() string { return "interrupted by " + signalName(e.Signal) }
+
+// ExitCode is the shell's convention for a process ended by the signal.
+func (e *SignalError) ExitCode() int { return 128 + int(e.Signal) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// notifyContext is signal.NotifyContext that records which signal arrived as the context's
+// cause. After the first signal the handler is removed, so a second one ends the process at once.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(&SignalError{Signal: sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // runCLI runs the CLI and returns the process exit code.
@@ -52,7 +93,14 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(c.App.ErrWriter, "polygraph: unknown command %q; see polygraph --help\n", name)
 		notFound = true
 	}
-	code := exitCode(app.RunContext(ctx, args), stderr)
+	err := app.RunContext(ctx, reorderArgs(app, args))
+	var se *SignalError
+	if errors.As(context.Cause(ctx), &se) {
+		// Whatever the command made of its cancelled context, the run was interrupted.
+		fmt.Fprintf(stderr, "polygraph: %v\n", se)
+		return se.ExitCode()
+	}
+	code := exitCode(err, stderr)
 	if notFound {
 		return exitUsage
 	}
@@ -60,7 +108,10 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	cmds := append([]*cli.Command(nil), commands...)
+	var cmds []*cli.Command
+	for _, mk := range commands {
+		cmds = append(cmds, mk())
+	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	for _, c := range cmds {
 		withCommonFlags(c)
@@ -73,7 +124,21 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:      stdin,
 		Writer:      stdout,
 		ErrWriter:   stderr,
-		HideVersion: true,
+		HideVersion: true, // our own --version prints the commit and build date too
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print the version, commit and build date"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				printVersion(c.App.Writer)
+				return nil
+			}
+			if c.NArg() > 0 {
+				return usageErr(fmt.Errorf("unknown command %q; see polygraph --help", c.Args().First()))
+			}
+			return cli.ShowAppHelp(c)
+		},
+		EnableBashCompletion: true,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr(err)
 		},
@@ -111,9 +176,11 @@ func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config file (default polygraph.yaml when present)", EnvVars: env("config")},
 		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "overall deadline", EnvVars: env("timeout")},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the result", EnvVars: env("quiet")},
+		boolFlag("quiet", []string{"q"}, "print only the result"),
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error (logs go to stderr)", EnvVars: env("log-level")},
-		&cli.BoolFlag{Name: "no-color", Usage: "never colour the output", EnvVars: append(env("no-color"), "NO_COLOR")},
+		// NO_COLOR is read in getGlobals: any non-empty value disables colour (no-color.org),
+		// "0" and "false" included, so it is no boolean variable of this flag.
+		boolFlag("no-color", nil, "never colour the output (also when NO_COLOR is set to anything)"),
 	}
 }
 
@@ -148,13 +215,15 @@ func exitCode(err error, stderr io.Writer) int {
 	code := exitUnverifiable
 	var ee *exitError
 	var ce *config.Error
+	var fe *safeio.Error
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
 		if ee.err == nil {
 			return code
 		}
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.As(err, &fe):
+		// A config error, or an input file that is not a regular file under its size cap.
 		code = exitUsage
 	}
 	fmt.Fprintf(stderr, "polygraph: %v\n", err)
@@ -203,14 +272,4 @@ func (g *globals) loadConfig(required bool) (*config.Config, error) {
 		}
 	}
 	return config.Load(path)
-}
-
-func polygraphVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

@@ -4,19 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	"slices"
 	"strings"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/urfave/cli/v2"
 
+	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
-	commands = append(commands, policyCommand())
+	commands = append(commands, policyCommand)
 }
 
 func policyCommand() *cli.Command {
@@ -30,27 +33,17 @@ func policyCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
 				failOnFlag(),
-				&cli.BoolFlag{Name: "resolve", Usage: "ask the registries: suggest digests and detect moved tags", EnvVars: env("resolve")},
+				boolFlag("resolve", nil, "ask the registries: suggest digests and detect moved tags"),
+				&cli.StringSliceFlag{Name: "skip-path", Usage: "skip files and directories matching `GLOB` (repeatable; ** spans directories); each skipped file is counted", EnvVars: env("skip-path")},
 			},
 			Action: policyCheck,
 		}},
 	}
 }
 
-// policyFailOn maps --fail-on to the policy's severity threshold ("" for never).
-func policyFailOn(c *cli.Context) (policy.Severity, error) {
-	sev, err := failOn(c)
-	if err != nil || sev == "never" {
-		return "", err
-	}
-	return policy.Severity(sev), nil
-}
-
-func policyFormat(s string) (policy.Format, error) {
-	for _, f := range policy.Formats {
-		if string(f) == s {
-			return f, nil
-		}
+func policyFormat(s string) (string, error) {
+	if slices.Contains(report.PolicyFormats, s) {
+		return s, nil
 	}
 	return "", fmt.Errorf("--output: %q is not text, json, sarif or github", s)
 }
@@ -64,7 +57,7 @@ func policyCheck(c *cli.Context) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	failOn, err := policyFailOn(c)
+	threshold, err := failOn(c)
 	if err != nil {
 		return err
 	}
@@ -79,39 +72,50 @@ func policyCheck(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
 
-	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger)
+	exclude := append(append([]string(nil), cfg.Policy.Exclude...), c.StringSlice("skip-path")...)
+	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger, policy.WithExclude(exclude...))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var se *safeio.Error
+		switch {
+		case errors.As(err, &se):
+			// A missing file, a FIFO, a device or a file over the cap, named explicitly.
+			return usageErr(err)
+		case errors.Is(err, context.DeadlineExceeded):
+			return unverifiable(fmt.Errorf("policy check: --timeout %s reached while reading the inputs", g.timeout))
+		case errors.Is(err, policy.ErrBadGlob):
 			return usageErr(err)
 		}
 		return unverifiable(err)
 	}
 	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
 	if c.Bool("resolve") {
-		resolver, err := policyResolver(g)
+		resolver, err := policyResolver(cfg, g)
 		if err != nil {
 			return usageErr(err)
 		}
 		opts = append(opts, policy.WithResolver(resolver))
-		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
+		if awsCfg, err := awsconf.LoadDefault(ctx); err != nil {
 			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
 		} else {
 			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
 		}
 	}
-	report, err := policy.Check(ctx, in, opts...)
+	rep, err := policy.Check(ctx, in, opts...)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, new(*policy.ResolveError)) {
+			return unverifiable(fmt.Errorf("policy check: --timeout %s reached", g.timeout))
+		}
 		return unverifiable(err)
 	}
-	ro := policy.RenderOptions{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
-	if err := policy.Render(c.App.Writer, report, format, ro); err != nil {
+	ro := report.Options{Color: g.color, Quiet: g.quiet, Version: polygraphVersion()}
+	if err := report.RenderPolicy(c.App.Writer, rep, format, ro); err != nil {
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
 	if len(in.Files) == 0 {
 		// Like a fleet without instances: nothing was checked, which is not a pass.
 		return unverifiable(fmt.Errorf("no deploy configuration recognised in %s", strings.Join(paths, " ")))
 	}
-	if report.FailsAt(failOn) {
+	if rep.FailsAt(threshold) {
 		return findingsExit
 	}
 	return nil
@@ -119,8 +123,9 @@ func policyCheck(c *cli.Context) error {
 
 // policyResolver resolves tags through the same registry client as verify and release record:
 // the Docker keychain plus Amazon ECR, one ping and token per registry, and a hard deadline.
-func policyResolver(g *globals) (policy.Resolver, error) {
-	client, err := registry.New(registry.WithLogger(g.logger), registry.WithCacheDir(""))
+// Tags are asked afresh every run, so there is nothing to cache.
+func policyResolver(cfg *config.Config, g *globals) (policy.Resolver, error) {
+	client, err := registry.FromConfig(cfg, registry.WithLogger(g.logger), registry.WithCacheDir(""))
 	if err != nil {
 		return nil, err
 	}

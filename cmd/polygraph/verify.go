@@ -17,20 +17,22 @@ import (
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/internal/run"
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/verify"
+	"github.com/polygraph-dev/polygraph/report"
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:      "verify",
-		Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
-		UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
-			failOnFlag(),
-			&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
-		},
-		Action: verifyAction,
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:      "verify",
+			Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
+			UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
+				failOnFlag(),
+				&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
+			},
+			Action: verifyAction,
+		}
 	})
 }
 
@@ -60,8 +62,8 @@ func verifyAction(c *cli.Context) error {
 		return err
 	}
 	output := c.String("output")
-	if !slices.Contains(verify.Formats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(verify.Formats, ", "), output))
+	if !slices.Contains(report.Formats, output) {
+		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.Formats, ", "), output))
 	}
 	cfg, err := g.loadConfig(true)
 	if err != nil {
@@ -84,9 +86,7 @@ func finish(w io.Writer, rep *model.Report, runErr error, output, reportFile str
 		}
 		return runErr
 	}
-	if g.quiet && output == "text" {
-		fmt.Fprintf(w, "%s: %d instances, %d ok, %d findings\n", rep.Verdict, rep.Summary.Instances, rep.Summary.OK, rep.Summary.Findings)
-	} else if err := verify.Render(w, rep, output, verify.RenderOptions{Color: g.color}); err != nil {
+	if err := report.Render(w, rep, output, report.Options{Color: g.color, Quiet: g.quiet, FailOn: threshold}); err != nil {
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
 	if reportFile != "" {
@@ -118,7 +118,7 @@ func writeReport(path string, rep *model.Report) error {
 		return fmt.Errorf("writing --report %s: %w", path, err)
 	}
 	defer os.Remove(f.Name()) // after a successful rename there is nothing left to remove
-	if err := verify.RenderJSON(f, rep); err != nil {
+	if err := report.RenderJSON(f, rep); err != nil {
 		f.Close()
 		return fmt.Errorf("writing --report %s: %w", path, err)
 	}

@@ -34,6 +34,17 @@ func Load(ctx context.Context, region string) (aws.Config, error) {
 	return cfg, nil
 }
 
+// LoadDefault returns the SDK's standard configuration like Load, but with whatever region
+// the environment gives, possibly none: for clients that set their region per call (Amazon
+// ECR, whose region is in the registry host).
+func LoadDefault(ctx context.Context) (aws.Config, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return aws.Config{}, &config.Error{Msg: fmt.Sprintf("loading the AWS configuration: %v", err)}
+	}
+	return cfg, nil
+}
+
 // Error is a failed AWS call. It names the operation, the region and the IAM action the call
 // needs; Denied is true when AWS refused it for lack of permission.
 type Error struct {

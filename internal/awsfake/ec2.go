@@ -81,27 +81,49 @@ func (e *EC2) serve(w http.ResponseWriter, action string, p url.Values, _ []byte
 	}
 	ids := members(p, "InstanceId")
 	e.mu.Lock()
-	all := append([]Instance(nil), e.instances...)
 	size := e.pageSize
-	e.mu.Unlock()
 	if n, err := strconv.Atoi(p.Get("MaxResults")); err == nil && n > 0 {
 		if len(ids) > 0 {
+			e.mu.Unlock()
 			e.fail(w, 400, "InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults")
 			return
 		}
 		size = min(size, n)
 	}
-	var match []Instance
+	if len(ids) > 0 {
+		size = len(ids) // instance IDs are answered in one page
+	}
+	start := 0
+	if tok := p.Get("NextToken"); tok != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(tok, "page-"))
+		if err != nil || n < 0 {
+			e.mu.Unlock()
+			e.fail(w, 400, "InvalidParameterValue", "Invalid NextToken "+tok)
+			return
+		}
+		start = n
+	}
+	// Only the page's instances are copied: the fake stays cheap beside the client it serves.
+	var page []Instance
+	matched := 0
 	known := map[string]bool{}
-	for _, in := range all {
-		known[in.ID] = true
-		if len(ids) > 0 && !contains(ids, in.ID) {
+	for i := range e.instances {
+		in := &e.instances[i]
+		if len(ids) > 0 {
+			if !contains(ids, in.ID) {
+				continue
+			}
+			known[in.ID] = true
+		}
+		if !filters.match(*in) {
 			continue
 		}
-		if filters.match(in) {
-			match = append(match, in)
+		if matched >= start && matched < start+size {
+			page = append(page, *in)
 		}
+		matched++
 	}
+	e.mu.Unlock()
 	var missing []string
 	for _, id := range ids {
 		if !known[id] {
@@ -112,25 +134,13 @@ func (e *EC2) serve(w http.ResponseWriter, action string, p url.Values, _ []byte
 		e.fail(w, 400, "InvalidInstanceID.NotFound", fmt.Sprintf("The instance IDs '%s' do not exist", strings.Join(missing, ", ")))
 		return
 	}
-	start := 0
-	if tok := p.Get("NextToken"); tok != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(tok, "page-"))
-		if err != nil || n < 0 || n > len(match) {
-			e.fail(w, 400, "InvalidParameterValue", "Invalid NextToken "+tok)
-			return
-		}
-		start = n
-	}
-	if len(ids) > 0 {
-		size = len(match) // instance IDs are answered in one page
-	}
-	end := min(start+size, len(match))
+	end := start + len(page)
 	out := describeInstancesResponse{Xmlns: "http://ec2.amazonaws.com/doc/2016-11-15/", RequestID: "fake-request"}
-	if end < len(match) {
+	if end < matched {
 		out.NextToken = fmt.Sprintf("page-%d", end)
 	}
 	// One reservation per instance, as an Auto Scaling group launches them.
-	for i, in := range match[start:end] {
+	for i, in := range page {
 		x := xmlInstance{
 			ID: in.ID, ImageID: in.AMI, State: xmlState{Code: stateCode(in.State), Name: in.State},
 			PrivateDNS: in.PrivateDNS, InstanceType: in.InstanceType,
@@ -209,24 +219,25 @@ func parseFilters(p url.Values) (filterSet, error) {
 
 // match applies every filter (AND across filters, OR across a filter's values, * wildcards).
 func (f filterSet) match(in Instance) bool {
+	var one [1]string
 	for name, values := range f {
 		var have []string
 		switch {
 		case name == "instance-state-name":
-			have = []string{in.State}
+			one[0], have = in.State, one[:]
 		case name == "availability-zone":
-			have = []string{in.AZ}
+			one[0], have = in.AZ, one[:]
 		case name == "instance-id":
-			have = []string{in.ID}
+			one[0], have = in.ID, one[:]
 		case name == "instance-type":
-			have = []string{in.InstanceType}
+			one[0], have = in.InstanceType, one[:]
 		case name == "tag-key":
 			for k := range in.Tags {
 				have = append(have, k)
 			}
 		default:
 			if v, ok := in.Tags[strings.TrimPrefix(name, "tag:")]; ok {
-				have = []string{v}
+				one[0], have = v, one[:]
 			}
 		}
 		if !anyMatch(values, have) {
@@ -239,7 +250,10 @@ func (f filterSet) match(in Instance) bool {
 func anyMatch(patterns, values []string) bool {
 	for _, p := range patterns {
 		for _, v := range values {
-			if ok, _ := path.Match(p, v); ok || p == v {
+			if p == v {
+				return true
+			}
+			if ok, _ := path.Match(p, v); ok {
 				return true
 			}
 		}

@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
-	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -158,6 +156,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
 	})
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		interrupted(ctx, res.Report)
+	}
 	if res.Report.Verdict == model.VerdictError {
 		return res, &UnverifiableError{Reason: res.Report.Error}
 	}
@@ -171,7 +172,15 @@ func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	targets, err := fleet.Discover(ctx, sources...)
+	awsSources, err := AWSSources(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := fleet.Discover(ctx, append(sources, awsSources...)...)
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return nil, err // an unknown or unprobeable target group
+	}
 	if err != nil {
 		return nil, &UnverifiableError{Reason: "could not list the fleet", Err: err}
 	}
@@ -213,12 +222,9 @@ func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Tar
 }
 
 // RuntimeSource builds the trusted digest source the config names (probe.runtime), or nil.
-func RuntimeSource(_ context.Context, cfg *config.Config) (running.Source, error) {
-	switch cfg.Probe.Digest.Source {
-	case "ssm", "docker":
-		return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.digest.source %s is not supported by this build yet (use http, header or ec2-tag)", cfg.Probe.Digest.Source)}
-	}
-	return nil, nil
+// The SSM source's AWS clients come from LoadAWS.
+func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
+	return runtimeSource(ctx, cfg)
 }
 
 // CheckCDN looks up every asset the observations reference, once per unique URL, on the
@@ -255,20 +261,23 @@ func reserve(ctx context.Context, now time.Time) time.Time {
 	return dl.Add(-margin)
 }
 
-// uniqueAssets returns every asset referenced by any observation, once; observations of the
-// same build share one list, which is walked once.
+// uniqueAssets returns every asset referenced by any observation, once per ref and expected
+// hash: instances whose manifests expect different hashes for one URL each have theirs
+// checked. Observations of the same build share one list, which is walked once.
 func uniqueAssets(obs []model.Observation) []model.Asset {
 	seenList := map[string]bool{}
-	seen := map[string]bool{}
+	seen := map[model.Asset]bool{}
 	var out []model.Asset
 	for _, o := range obs {
-		if len(o.Assets) == 0 || seenList[o.AssetsSHA256] {
+		// Equal asset sets may still expect different hashes: a list is known by its bytes.
+		key := o.ManifestSHA256 + o.AssetsSHA256
+		if len(o.Assets) == 0 || seenList[key] {
 			continue
 		}
-		seenList[o.AssetsSHA256] = true
+		seenList[key] = true
 		for _, a := range o.Assets {
-			if !seen[a.Ref] {
-				seen[a.Ref] = true
+			if !seen[a] {
+				seen[a] = true
 				out = append(out, a)
 			}
 		}
@@ -276,7 +285,7 @@ func uniqueAssets(obs []model.Observation) []model.Asset {
 	return out
 }
 
-// Sources builds the fleet sources the config names.
+// Sources builds the static fleet source the config names (AWSSources builds the others).
 func Sources(cfg *config.Config) ([]fleet.Source, error) {
 	var out []fleet.Source
 	if len(cfg.Fleet.Static) > 0 {
@@ -286,11 +295,8 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 		}
 		out = append(out, st)
 	}
-	if cfg.Fleet.EC2 != nil || len(cfg.Fleet.TargetGroups) > 0 {
-		return nil, &config.Error{File: cfg.File, Msg: "fleet.ec2 and fleet.target_groups are not supported by this build yet; list instances under fleet.static"}
-	}
-	if len(out) == 0 {
-		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static entries"}
+	if len(out) == 0 && cfg.Fleet.EC2 == nil && len(cfg.Fleet.TargetGroups) == 0 {
+		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static, fleet.ec2 or fleet.target_groups"}
 	}
 	return out, nil
 }
@@ -298,6 +304,7 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 // ProbeOptions maps the config's probe section to probe options.
 func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, error) {
 	p := cfg.Probe
+	mf, mo := registry.ManifestParsing(cfg, "")
 	tc, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -305,8 +312,9 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 	return []probe.Option{
 		probe.WithScheme(p.Scheme),
 		probe.WithHost(p.Host),
-		probe.WithManifest(p.Manifest.Path, p.Manifest.Format, p.Manifest.AssetPrefix),
-		probe.WithSourceMaps(cfg.CDN.CheckSourceMaps),
+		probe.WithManifest(mo.Path, string(mf), mo.AssetPrefix),
+		probe.WithSourceMaps(mo.SourceMaps),
+		probe.WithMaxAssets(mo.MaxAssets),
 		probe.WithVersionClaim(probe.Claim{Path: p.Version.Path, Pointer: p.Version.Pointer, Header: p.Version.Header}),
 		probe.WithDigestClaim(probe.DigestClaim{Source: p.Digest.Source, Claim: probe.Claim{Path: p.Digest.Path, Pointer: p.Digest.Pointer, Header: p.Digest.Header}}),
 		probe.WithConcurrency(p.Concurrency),
@@ -329,6 +337,7 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 		probe.WithRate(cfg.CDN.Rate),
 		probe.WithReplicas(*cfg.CDN.CheckReplicas),
 		probe.WithIntegrity(cfg.CDN.VerifyIntegrity),
+		probe.WithExclude(cfg.CDN.Exclude),
 		probe.WithTLS(nil),
 	)
 }
@@ -353,21 +362,12 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-// RegistryClient builds the registry client for a config: the manifest is parsed exactly as
-// the prober will parse it (same format, URL path and prefix), so hashes compare.
+// RegistryClient builds the registry client of a run from its config (registry.FromConfig:
+// manifests read out of images exactly as the prober reads what instances serve), with
+// polygraph's logger and version.
 func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*registry.Client, error) {
-	path := cfg.Probe.Manifest.Path
-	if path == "" && cfg.Release.ManifestFile != "" {
-		path = "/" + filepath.Base(cfg.Release.ManifestFile)
-	}
-	opts := append([]registry.Option{
-		registry.WithLogger(logger),
-		registry.WithPolygraphVersion(version),
-		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
-			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
-		}),
-	}, extra...)
-	return registry.New(opts...)
+	opts := append([]registry.Option{registry.WithLogger(logger), registry.WithPolygraphVersion(version)}, extra...)
+	return registry.FromConfig(cfg, opts...)
 }
 
 // ResolveRelease finds the expected release. With release.record, the record is the truth and

@@ -11,7 +11,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,26 +129,9 @@ type FleetOptions struct {
 	TLS bool
 	// Host is the name the certificates cover (probe.host), beside every instance's address.
 	Host string
-	// SamePort serves every instance on one port (each on its own loopback address), as an
-	// EC2 fleet addressed by fleet.ec2.port is.
+	// SamePort binds every instance on one port (each on its own address), as a fleet
+	// discovered from EC2 with one fleet.ec2.port.
 	SamePort bool
-}
-
-// listen binds a new loopback address, on the port of the first listener when samePort is set
-// (trying further addresses when another process holds that port on one).
-func listen(samePort bool, before []net.Listener) (net.Listener, error) {
-	if !samePort || len(before) == 0 {
-		return net.Listen("tcp", NextAddr()+":0")
-	}
-	port := before[0].Addr().(*net.TCPAddr).Port
-	var err error
-	for range 20 {
-		var ln net.Listener
-		if ln, err = net.Listen("tcp", net.JoinHostPort(NextAddr(), strconv.Itoa(port))); err == nil {
-			return ln, nil
-		}
-	}
-	return nil, err
 }
 
 // next hands out loopback addresses: 127.0.1.1, 127.0.1.2, ... 127.0.1.254, 127.0.2.1, ...
@@ -162,6 +144,23 @@ func NextAddr() string {
 	second := third / 256
 	third %= 256
 	return fmt.Sprintf("127.%d.%d.%d", second, third, fourth)
+}
+
+// listen binds the next loopback address, on the port of the first listener when samePort
+// is set (trying later addresses when that port is taken there).
+func listen(before []net.Listener, samePort bool) (net.Listener, error) {
+	if !samePort || len(before) == 0 {
+		return net.Listen("tcp", NextAddr()+":0")
+	}
+	port := before[0].Addr().(*net.TCPAddr).Port
+	var err error
+	for range 20 {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", fmt.Sprintf("%s:%d", NextAddr(), port)); err == nil {
+			return ln, nil
+		}
+	}
+	return nil, err
 }
 
 // StartFleet starts one server per spec, each on its own loopback address with an ephemeral
@@ -186,7 +185,7 @@ func StartFleetWith(specs []Spec, fo FleetOptions) (*Fleet, error) {
 			s.ID = fmt.Sprintf("web-%d", i+1)
 		}
 		in := &Instance{Spec: s}
-		ln, err := listen(fo.SamePort, lns[:i])
+		ln, err := listen(lns[:i], fo.SamePort)
 		if err != nil {
 			f.closeListeners(lns)
 			return nil, fmt.Errorf("binding instance %s: %w", s.ID, err)
@@ -248,9 +247,6 @@ func (f *Fleet) closeListeners(lns []net.Listener) {
 		}
 	}
 }
-
-// URL returns the URL of path on an instance, for probing it directly.
-func (f *Fleet) URL(in *Instance, path string) string { return f.Scheme + "://" + in.Address + path }
 
 // Close stops every instance.
 func (f *Fleet) Close() {
