@@ -185,7 +185,8 @@ func hookServeAction(c *cli.Context) error {
 	case err != nil:
 		return unverifiable(awsconf.Wrap(err, ac.Region))
 	case res.LeftAtDrain > 0:
-		return &exitError{code: exitFindings, err: fmt.Errorf("%d message(s) left unfinished on the queue at shutdown", res.LeftAtDrain)}
+		return &exitError{code: exitFindings, stopped: true, err: fmt.Errorf("%d message(s) left unfinished on the queue at shutdown", res.LeftAtDrain)}
 	}
-	return nil
+	// SIGTERM is how a worker is stopped: a clean drain exits 0, not 143.
+	return &exitError{code: exitOK, stopped: true}
 }
