@@ -28,6 +28,12 @@ type Handler struct {
 	ec2    *fleet.EC2
 	region string
 	o      options
+
+	resolving sync.Mutex // one resolution of the release at a time
+	mu        sync.Mutex
+	release   *model.Release
+	extra     []model.Finding
+	resolved  time.Time
 }
 
 type options struct {
@@ -37,6 +43,7 @@ type options struct {
 	verifyTimeout   time.Duration
 	completeTimeout time.Duration
 	backoff         func(attempt int) time.Duration
+	releaseTTL      time.Duration
 	run             run.Options
 }
 
@@ -67,6 +74,10 @@ func WithCompleteTimeout(d time.Duration) Option {
 // default doubles from 1s up to 20s.
 func WithBackoff(f func(attempt int) time.Duration) Option { return func(o *options) { o.backoff = f } }
 
+// WithReleaseTTL sets how long a resolved release (and its tag-moved check) is reused for
+// later launches; 0 resolves it for every launch. The default is 1m.
+func WithReleaseTTL(d time.Duration) Option { return func(o *options) { o.releaseTTL = d } }
+
 // WithRunOptions sets the options of the verification run (probe dialers, registry transport,
 // fast backoff in tests). The default is run.Options{}.
 func WithRunOptions(r run.Options) Option { return func(o *options) { o.run = r } }
@@ -79,7 +90,7 @@ func New(cfg *config.Config, asg AutoScalingAPI, ec2c ec2.DescribeInstancesAPICl
 	}
 	o := options{
 		logger: slog.New(slog.DiscardHandler), clock: realClock{}, readyPoll: 5 * time.Second,
-		verifyTimeout: 2 * time.Minute, completeTimeout: 2 * time.Minute,
+		verifyTimeout: 2 * time.Minute, completeTimeout: 2 * time.Minute, releaseTTL: time.Minute,
 		backoff: func(n int) time.Duration { return min(time.Second<<min(n, 5), 20*time.Second) },
 	}
 	for _, opt := range opts {
@@ -234,6 +245,11 @@ func (h *Handler) verify(ctx context.Context, ev Event) (Decision, string, *mode
 		c.Release = config.Release{Platform: h.cfg.Release.Platform, ManifestFile: h.cfg.Release.ManifestFile}
 		cfg = &c
 		ro.Targets = append(ro.Targets, peers...)
+	} else {
+		var err error
+		if ro.Release, ro.ReleaseExtra, err = h.resolveRelease(vctx); err != nil {
+			return unverified(err.Error())
+		}
 	}
 	res, err := run.Run(vctx, cfg, ro)
 	if res.Report == nil || res.Report.Verdict == model.VerdictError {
@@ -324,4 +340,26 @@ func (h *Handler) inService(ctx context.Context, ev Event) ([]model.Target, erro
 		return nil, fmt.Errorf("describing the InService instances of %s: %w", ev.Group, err)
 	}
 	return targets, nil
+}
+
+// resolveRelease resolves the expected release, reusing one resolved less than releaseTTL ago:
+// a burst of launches asks the registry once.
+func (h *Handler) resolveRelease(ctx context.Context) (*model.Release, []model.Finding, error) {
+	h.resolving.Lock()
+	defer h.resolving.Unlock()
+	h.mu.Lock()
+	if h.release != nil && h.o.clock.Now().Sub(h.resolved) < h.o.releaseTTL {
+		rel, extra := h.release, h.extra
+		h.mu.Unlock()
+		return rel, extra, nil
+	}
+	h.mu.Unlock()
+	rel, extra, err := run.ResolveRelease(ctx, h.cfg, h.o.run.Logger, h.o.run.Version, h.o.run.Registry...)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.mu.Lock()
+	h.release, h.extra, h.resolved = rel, extra, h.o.clock.Now()
+	h.mu.Unlock()
+	return rel, extra, nil
 }
