@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/polygraph-dev/polygraph/internal/awsconf"
@@ -169,5 +170,38 @@ func TestServeExtendsVisibility(t *testing.T) {
 		func() bool { return fq.Stats(url).Deleted == 1 })
 	if st := fq.Stats(url); res.Handled != 1 || st.MaxReceives != 1 || len(w.AWS.Calls("ChangeMessageVisibility")) < 3 {
 		t.Fatalf("%+v, queue %+v, %d extensions: the message must stay invisible while worked on", res, st, len(w.AWS.Calls("ChangeMessageVisibility")))
+	}
+}
+
+func TestServeUnusableQueue(t *testing.T) {
+	w, h := world(t, []testkit.Spec{{ID: "i-1"}}, "")
+	w.AWS.SQS().CreateQueue("launches", time.Minute)
+	res, err := Serve(context.Background(), h, sqsClient(t), ServeOptions{Queue: w.AWS.URL() + "/123456789012/nope", WaitSeconds: 1})
+	if err == nil || !strings.Contains(err.Error(), "QueueDoesNotExist") || res.Received != 0 {
+		t.Fatalf("%+v, %v: want an error naming QueueDoesNotExist", res, err)
+	}
+}
+
+func TestInvoke(t *testing.T) {
+	w, h := world(t, []testkit.Spec{{ID: "i-good"}, {ID: "i-denied"}}, "")
+	body, _ := json.Marshal(w.Launch("i-good", "tok-good", time.Minute))
+	denied, _ := json.Marshal(w.Launch("i-denied", "tok-denied", time.Minute))
+	w.AWS.Fail("CompleteLifecycleAction", "AccessDenied", "no", 1)
+	// The denied one is handled first (concurrency 1), so the one failure is its own.
+	batch := `{"Records":[{"messageId":"m-denied","body":` + string(denied) + `},{"messageId":"m-junk","body":"junk"},{"messageId":"m-good","body":` + string(body) + `}]}`
+	got, err := Invoke(context.Background(), h, json.RawMessage(batch), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := got.(events.SQSEventResponse)
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m-denied" {
+		t.Fatalf("failures %+v, want m-denied only", resp.BatchItemFailures)
+	}
+	if act, _ := w.AWS.AutoScaling().Action("tok-good"); act.Result != "CONTINUE" {
+		t.Fatalf("good: %+v", act)
+	}
+	out, err := Invoke(context.Background(), h, json.RawMessage(`{"detail-type":"Scheduled Event","source":"aws.events","detail":{}}`), 1, nil)
+	if err != nil || out.(Outcome).Decision != None {
+		t.Fatalf("foreign event: %+v, %v: want dropped, no error (no retry)", out, err)
 	}
 }
