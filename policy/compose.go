@@ -42,7 +42,7 @@ func composeImages(ctx context.Context, file string, root *yaml.Node) []Image {
 				return out // Extract reports the context's error
 			}
 			im.Ref = ""
-			im.Unreadable = "cannot interpolate the image: " + err.Error()
+			im.Unreadable = "interpolating: " + err.Error()
 			e.err = nil
 		} else if len(missing) > 0 {
 			im.Ref = ""

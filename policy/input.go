@@ -81,7 +81,7 @@ func Extract(ctx context.Context, file string, data []byte) (Kind, []Image, erro
 			if kind == "" {
 				kind = KindYAML
 			}
-			out = append(out, unreadable(file, KindYAML, fmt.Sprintf("YAML document %d", i+1), at, "cannot read the document: "+why))
+			out = append(out, unreadable(file, KindYAML, fmt.Sprintf("YAML document %d", i+1), at, why))
 			continue
 		}
 		k, imgs := extractDoc(ctx, file, doc)

@@ -40,8 +40,8 @@ func kubernetesObject(file string, root *yaml.Node, depth int) []Image {
 	kind := str(get(root, "kind"))
 	if kind == "List" || strings.HasSuffix(kind, "List") {
 		if depth >= maxListDepth {
-			return []Image{unreadable(file, KindKubernetes, kind, get(root, "items"),
-				fmt.Sprintf("cannot read the %s: Lists nested more than %d deep", kind, maxListDepth))}
+			return []Image{unreadable(file, KindKubernetes, "the items of "+kind, get(root, "items"),
+				fmt.Sprintf("Lists nested more than %d deep", maxListDepth))}
 		}
 		var out []Image
 		for _, it := range items(get(root, "items")) {
