@@ -99,8 +99,14 @@ type loader struct {
 	logger  *slog.Logger
 }
 
+// skip records a skipped file; an exclusion is deliberate and logged at info level, anything
+// else is a warning.
 func (l *loader) skip(file, reason string) {
-	l.logger.Warn("skipping file", "file", file, "reason", reason)
+	if strings.HasPrefix(reason, "excluded by ") {
+		l.logger.Info("skipping excluded file", "file", file, "reason", reason)
+	} else {
+		l.logger.Warn("skipping file", "file", file, "reason", reason)
+	}
 	l.in.Skipped = append(l.in.Skipped, Skip{File: file, Reason: reason})
 }
 
