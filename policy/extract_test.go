@@ -64,7 +64,30 @@ spec:
   built:
     build: .
     image: a/built:dev
-`, KindCompose, []string{"3:12 ghcr.io/a/web:latest", "5:12 ?a/api:${API}"}},
+  local:
+    build: .
+    image: a/local:dev
+    pull_policy: build
+  placeholder: ~
+`, KindCompose, []string{"3:12 ghcr.io/a/web:latest", "5:12 ?a/api:${API}", "8:12 a/built:dev"}},
+		{"YAML null is no image", `apiVersion: v1
+kind: Pod
+spec:
+  initContainers: [~]
+  containers:
+  - {name: a, image: null}
+  - {name: b, image: ~}
+  - {name: c, image: "null"}
+`, KindKubernetes, []string{"8:23 null"}},
+		{"workflow container null", `on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    container: null
+    services:
+      db: ~
+    steps: [{run: make}]
+`, KindWorkflow, nil},
 		{"compose merge key", "x-base: &base\n  image: redis:7\nservices:\n  cache:\n    <<: *base\n", KindCompose, []string{"2:10 redis:7"}},
 		{"ecs register input", `{"family": "f", "containerDefinitions": [{"name": "a", "image": "httpd:2.4"}]}`, KindECS, []string{"1:66 httpd:2.4"}},
 		{"ecs describe output with tabs", "{\n\t\"taskDefinition\": {\n\t\t\"containerDefinitions\": [{\"image\": \"x:1\"}]\n\t}\n}\n", KindECS, []string{"3:39 x:1"}},

@@ -173,7 +173,7 @@ func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *ya
 	seen[n] = true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key && n.Content[i].Tag != "!!merge" {
-			return deref(n.Content[i+1])
+			return nonNull(deref(n.Content[i+1]))
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -187,6 +187,16 @@ func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *ya
 		}
 	}
 	return nil
+}
+
+// nonNull returns n, or nil for a YAML null (null, ~, an empty value): in every schema read
+// here a null means the same as a key left out (`container: null` is a workflow job without
+// a container, never an image named "null").
+func nonNull(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil
+	}
+	return n
 }
 
 // str returns the value of a scalar node, "" for anything else.
@@ -219,7 +229,7 @@ func collectEntries(n *yaml.Node, depth int, seen map[*yaml.Node]bool, have map[
 			continue
 		}
 		have[k.Value] = true
-		*out = append(*out, [2]*yaml.Node{k, deref(n.Content[i+1])})
+		*out = append(*out, [2]*yaml.Node{k, nonNull(deref(n.Content[i+1]))})
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Tag == "!!merge" {
@@ -238,7 +248,7 @@ func items(n *yaml.Node) []*yaml.Node {
 	}
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, c := range n.Content {
-		out = append(out, deref(c))
+		out = append(out, nonNull(deref(c)))
 	}
 	return out
 }
