@@ -119,7 +119,9 @@ jobs:
 		{"dockerfile", "# syntax=docker/dockerfile:1\nARG V=1.22\nFROM golang:${V} AS build\nFROM build\nFROM scratch\n", KindDockerfile, []string{"3:6 golang:1.22"}},
 		{"kubernetes placeholders are unresolved", "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: ${IMAGE}\n  - image: \"{{ .Values.image }}\"\n",
 			KindKubernetes, []string{"5:12 ?${IMAGE}", "6:13 ?{{ .Values.image }}"}},
-		{"gitlab ci is not supported", "image: node:20\ntest:\n  script: [npm test]\n", "", nil},
+		{"gitlab ci", "image: node:20\nvariables: {V: \"3.1\"}\ntest:\n  image: {name: \"ruby:$V\"}\n  services: [~, {name: $REG/db}]\n  script: [npm test]\n", KindGitLabCI,
+			[]string{"1:8 node:20", "4:18 ruby:3.1", "5:24 ?$REG/db"}},
+		{"helm values are not gitlab ci", "replicaCount: 1\nimage:\n  repository: nginx\n  tag: \"\"\n", "", nil},
 		{"plain text", "hello", "", nil},
 	}
 	for _, tt := range tests {

@@ -114,6 +114,8 @@ func extractDoc(ctx context.Context, file string, doc *yaml.Node) (Kind, []Image
 		return KindWorkflow, dockerActionImages(file, root)
 	case isCompose(root):
 		return KindCompose, composeImages(ctx, file, root)
+	case isGitLabCI(root):
+		return KindGitLabCI, gitlabImages(ctx, file, root)
 	}
 	return "", nil
 }
@@ -269,7 +271,7 @@ func position(n *yaml.Node) (line, col int) {
 func scalarImage(file string, kind Kind, where string, n *yaml.Node) Image {
 	line, col := position(n)
 	img := Image{File: file, Line: line, Column: col, Raw: n.Value, Ref: n.Value, Where: where, Kind: kind}
-	if kind != KindCompose && kind != KindWorkflow && (strings.Contains(n.Value, "$") || strings.Contains(n.Value, "{{")) {
+	if kind != KindCompose && kind != KindWorkflow && kind != KindGitLabCI && (strings.Contains(n.Value, "$") || strings.Contains(n.Value, "{{")) {
 		img.Ref = ""
 		img.Unresolved = "the image holds a placeholder that is substituted outside this file"
 	}
