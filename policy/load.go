@@ -89,14 +89,16 @@ func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Log
 			return nil, err
 		}
 	}
+	l.in.applyKustomizations(l.kustomizations)
 	return l.in, nil
 }
 
 type loader struct {
-	ctx     context.Context
-	in      *Inputs
-	exclude []string
-	logger  *slog.Logger
+	ctx            context.Context
+	in             *Inputs
+	exclude        []string
+	logger         *slog.Logger
+	kustomizations []*kustomization
 }
 
 // skip records a skipped file; an exclusion is deliberate and logged at info level, anything
@@ -276,6 +278,11 @@ func (l *loader) add(name string, data []byte) error {
 		l.in.Files[name] = kind
 	}
 	l.in.Images = append(l.in.Images, imgs...)
+	if kind == KindKubernetes || kind == "" {
+		if k := readKustomization(name, data); k != nil {
+			l.kustomizations = append(l.kustomizations, k)
+		}
+	}
 	return nil
 }
 
