@@ -299,3 +299,16 @@ func TestPathMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestCandidate(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Dockerfile": true, "Dockerfile.prod": true, "dockerfile-dev": true, "prod.Dockerfile": true,
+		"Containerfile": true, "app.containerfile": true, "x.yaml": true, "a.JSON": true,
+		"dockerfile.go": false, "dockerfile_test.go": false, "Dockerfile.md": false, "Dockerfiles": false,
+		"README.md": false,
+	} {
+		if got := candidate(name); got != want {
+			t.Errorf("candidate(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

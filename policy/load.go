@@ -258,15 +258,26 @@ func (l *loader) excluded(name string) string {
 	return ""
 }
 
-// candidate reports whether a file met in a directory may hold deploy configuration.
+// candidate reports whether a file met in a directory may hold deploy configuration:
+// *.yaml, *.yml, *.json, and Dockerfile, Dockerfile.prod, prod.Dockerfile and the same for
+// Containerfile, but not source files named after them (dockerfile.go, dockerfile_test.go).
 func candidate(base string) bool {
 	l := strings.ToLower(base)
 	switch filepath.Ext(l) {
 	case ".yaml", ".yml", ".json":
 		return true
+	case ".go", ".md", ".txt", ".py", ".js", ".ts", ".rb", ".rs", ".java", ".sh", ".orig", ".bak", ".swp":
+		return false
 	}
-	return strings.HasPrefix(l, "dockerfile") || strings.HasPrefix(l, "containerfile") ||
-		strings.HasSuffix(l, ".dockerfile") || strings.HasSuffix(l, ".containerfile")
+	for _, name := range []string{"dockerfile", "containerfile"} {
+		if l == name || strings.HasSuffix(l, "."+name) {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(l, name); ok && rest != "" && strings.ContainsRune(".-_", rune(rest[0])) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *loader) add(name string, data []byte) error {
