@@ -79,6 +79,8 @@ spec:
   - {name: b, image: ~}
   - {name: c, image: "null"}
 `, KindKubernetes, []string{"8:23 null"}},
+		{"workflow services expression", "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    services: ${{ fromJSON(inputs.services) }}\n    steps: [{run: make}]\n",
+			KindWorkflow, []string{"5:15 ?${{ fromJSON(inputs.services) }}"}},
 		{"workflow container null", `on: push
 jobs:
   build:
