@@ -95,6 +95,10 @@ func (c *Config) setDefaults() {
 	if h.OnError == "" {
 		h.OnError = "abandon"
 	}
+	if c.Diagnose.SearchTags == nil {
+		n := DefaultSearchTags
+		c.Diagnose.SearchTags = &n
+	}
 	if c.Policy.RequireDigest == nil {
 		t := true
 		c.Policy.RequireDigest = &t
@@ -216,6 +220,9 @@ func (v *validator) validate() {
 	}
 	if b := *c.Probe.RetryBudget; b < 0 || b > 10 {
 		v.fail("probe.retry_budget", "probe.retry_budget must be between 0 and 10, got %g", b)
+	}
+	if n := *c.Diagnose.SearchTags; n < 0 || n > MaxSearchTags {
+		v.fail("diagnose.search_tags", "diagnose.search_tags must be between 0 and %d, got %d", MaxSearchTags, n)
 	}
 	if c.CDN.Concurrency < 1 {
 		v.fail("cdn.concurrency", "cdn.concurrency must be at least 1, got %d", c.CDN.Concurrency)
