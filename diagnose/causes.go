@@ -85,7 +85,7 @@ func tagRePushed(in causeInput, labels map[string]map[string]string, explained m
 			c.Evidence = append(c.Evidence, fmt.Sprintf("group %d claims %s like the release: its version claim cannot tell the two builds apart", g.ID, in.rel.Version))
 		}
 	}
-	pin := fmt.Sprintf("Pin the release by digest wherever instances get their image (launch template, user data, task definition): %s@%s; while %s points at the rebuild, every instance launched from it runs the rebuild", in.repo, in.rel.Digest, in.tag)
+	pin := fmt.Sprintf("While %s points at the rebuild, every new instance runs it: pin the release by digest in the launch template, user data or task definition: %s@%s", in.tag, in.repo, in.rel.Digest)
 	if len(ids) == 0 {
 		c.Summary = fmt.Sprintf("The tag %s was re-pushed after the release was recorded; no instance serves the new image yet, but every instance launched from the tag will.", in.tag)
 		c.Actions = []string{pin, immutableAction(in.repo, in.tag)}
