@@ -25,7 +25,7 @@ func RenderDiagnosisHTML(w io.Writer, d *model.Diagnosis) error {
 	if r.Release.Image != "" {
 		title += " · " + r.Release.Image
 	}
-	fmt.Fprintf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n", esc(title), dgCSS)
+	fmt.Fprintf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>%s</style>\n</head>\n<body>\n", esc(title), dgCSS)
 	fmt.Fprintf(b, "<header><h1><span class=\"verdict v-%s\">%s</span> polygraph diagnose</h1>\n", esc(d.Verdict), esc(strings.ToUpper(d.Verdict)))
 	if r.Release.Image != "" {
 		fmt.Fprintf(b, "<p class=\"release\">Release <code>%s</code>", esc(r.Release.Image))
@@ -137,17 +137,50 @@ func dgFindings(b *bufio.Writer, r *model.Report) {
 		b.WriteString("<p>None.</p></section>\n")
 		return
 	}
-	b.WriteString("<table><thead><tr><th>Severity</th><th>Kind</th><th>About</th><th>Message</th></tr></thead><tbody>\n")
-	for i, f := range r.Findings {
-		if i == dgMaxFindings {
-			fmt.Fprintf(b, "<tr><td colspan=\"4\">… and %d more (see --output json)</td></tr>\n", len(r.Findings)-i)
-			break
-		}
+	// Findings of one kind about the same instances share a row (24 missing assets of one
+	// build are one row that opens on the list), so the table stays readable.
+	type row struct {
+		f    model.Finding
+		who  string
+		msgs []string
+	}
+	var rows []*row
+	byKey := map[string]*row{}
+	for _, f := range r.Findings {
 		who := f.Instance
 		if who == "" && len(f.Instances) > 0 {
 			who = dgNamesN(f.Instances, 3)
 		}
-		fmt.Fprintf(b, "<tr class=\"s-%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(string(f.Severity)), esc(string(f.Severity)), esc(string(f.Kind)), esc(who), esc(f.Message))
+		key := string(f.Kind) + "\x00" + string(f.Severity) + "\x00" + who
+		if rw := byKey[key]; rw != nil {
+			rw.msgs = append(rw.msgs, f.Message)
+			continue
+		}
+		rw := &row{f: f, who: who, msgs: []string{f.Message}}
+		byKey[key] = rw
+		rows = append(rows, rw)
+	}
+	b.WriteString("<table><thead><tr><th>Severity</th><th>Kind</th><th>About</th><th>Message</th></tr></thead><tbody>\n")
+	for i, rw := range rows {
+		if i == dgMaxFindings {
+			fmt.Fprintf(b, "<tr><td colspan=\"4\">… and %d more rows (see --output json)</td></tr>\n", len(rows)-i)
+			break
+		}
+		f := rw.f
+		fmt.Fprintf(b, "<tr class=\"s-%s\"><td>%s</td><td>%s</td><td>%s</td><td>", esc(string(f.Severity)), esc(string(f.Severity)), esc(string(f.Kind)), esc(rw.who))
+		if len(rw.msgs) == 1 {
+			fmt.Fprintf(b, "%s</td></tr>\n", esc(rw.msgs[0]))
+			continue
+		}
+		fmt.Fprintf(b, "<details><summary>%d %s findings</summary><ul>", len(rw.msgs), esc(string(f.Kind)))
+		for n, m := range rw.msgs {
+			if n == dgMaxFindings {
+				fmt.Fprintf(b, "<li>… and %d more (see --output json)</li>", len(rw.msgs)-n)
+				break
+			}
+			fmt.Fprintf(b, "<li>%s</li>", esc(m))
+		}
+		b.WriteString("</ul></details></td></tr>\n")
 	}
 	b.WriteString("</tbody></table></section>\n")
 }

@@ -152,7 +152,7 @@ func dgFleetSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) {
 		if n <= 1000 {
 			for k, id := range bl.ids {
 				x, cy := labelW+float64(k%cols)*pitch, top+float64(k/cols)*pitch
-				fmt.Fprintf(b, `<rect x="%g" y="%g" width="%g" height="%g" fill="%s"><title>%s (%s)</title></rect>`, x, cy, pitch-gap, pitch-gap, fill, esc(id), esc(name))
+				fmt.Fprintf(b, `<rect class="cell" x="%g" y="%g" width="%g" height="%g" fill="%s"><title>%s (%s)</title></rect>`, x, cy, pitch-gap, pitch-gap, fill, esc(id), esc(name))
 				if pitch >= 22 {
 					fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle" font-size="%g" font-weight="700" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, x+(pitch-gap)/2, cy+(pitch-gap)/2+4, math.Min(13, pitch/2), esc(bl.s.label))
 				}
@@ -162,7 +162,7 @@ func dgFleetSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) {
 		}
 		for r := 0; r*cols < len(bl.ids); r++ {
 			k := min(cols, len(bl.ids)-r*cols)
-			fmt.Fprintf(b, `<rect x="%g" y="%g" width="%g" height="%g" fill="%s"/>`, labelW, top+float64(r)*pitch, float64(k)*pitch-gap, pitch-gap, fill)
+			fmt.Fprintf(b, `<rect class="cells" x="%g" y="%g" width="%g" height="%g" fill="%s"/>`, labelW, top+float64(r)*pitch, float64(k)*pitch-gap, pitch-gap, fill)
 		}
 		b.WriteString("\n")
 	}
