@@ -2,11 +2,13 @@ package diagnose
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -163,5 +165,45 @@ func TestDiagnoseRegistryCache(t *testing.T) {
 	}
 	if reqs[1] >= reqs[0] || reqs[1] == 0 {
 		t.Fatalf("registry requests without and with a warm cache: %v", reqs)
+	}
+}
+
+// Instances as the EC2 fleet source reports them (instance IDs, Auto Scaling group, zone,
+// launch time): the actions are ready AWS CLI commands.
+func TestDiagnoseEC2Actions(t *testing.T) {
+	ids := map[string]string{}
+	s := startScenario(t, func(w *testkit.World, extra *testkit.Fleet) []model.Target {
+		tg := append(w.Fleet.Targets(), extra.Targets()...)
+		for i := range tg {
+			id := fmt.Sprintf("i-0%016x", i+1)
+			ids[tg[i].ID] = id
+			tg[i].ID, tg[i].Source = id, "ec2"
+			tg[i].Labels = map[string]string{"az": tg[i].Labels["az"], "asg": "store-web-prod", "instance_type": "m7g.large"}
+		}
+		tg[6].Labels["asg"] = "" // web-7: a hand-launched instance outside the group
+		return tg
+	})
+	s.cfg.Fleet.EC2 = &config.EC2{Region: "us-east-1"}
+	d := s.diagnose(t)
+	all := func(kind string) string {
+		c := causeOf(d, kind)
+		if c == nil {
+			t.Fatalf("no %s cause: %+v", kind, d.Causes)
+		}
+		return strings.Join(c.Actions, "\n")
+	}
+	want := map[string]string{
+		model.CauseTagRePushed:          "for id in " + ids["web-5"] + " " + ids["web-6"] + "; do aws autoscaling terminate-instance-in-auto-scaling-group --region us-east-1 --instance-id \"$id\" --no-should-decrement-desired-capacity; done",
+		model.CauseOldRelease:           "aws ec2 terminate-instances --region us-east-1 --instance-ids " + ids["web-7"],
+		model.CauseUnknownBuild:         "aws autoscaling terminate-instance-in-auto-scaling-group --region us-east-1 --instance-id " + ids["web-8"] + " --no-should-decrement-desired-capacity",
+		model.CauseInstancesUnreachable: "aws ec2 describe-instance-status --region us-east-1 --include-all-instances --instance-ids " + ids["web-9"],
+	}
+	for kind, cmd := range want {
+		if got := all(kind); !strings.Contains(got, cmd) {
+			t.Errorf("%s actions:\n%s\nwant a command containing:\n%s", kind, got, cmd)
+		}
+	}
+	if g := groupOf(t, d, ids["web-5"]); !slices.Equal(g.Labels["asg"], []string{"store-web-prod"}) || !slices.Equal(g.Labels["instance_type"], []string{"m7g.large"}) {
+		t.Errorf("labels of the re-pushed group: %v", g.Labels)
 	}
 }
