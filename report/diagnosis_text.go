@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -255,11 +256,28 @@ func dgNames(ids []string) string {
 	return fmt.Sprintf("%s … and %d more", strings.Join(ids[:dgMaxNames], ", "), len(ids)-dgMaxNames)
 }
 
+// dgIDRun is a run of more than dgMaxNames instance IDs separated by spaces or commas.
+var dgIDRun = regexp.MustCompile(`(?:i-[0-9a-f]{8,17}[ ,]+){3,}i-[0-9a-f]{8,17}`)
+
+// dgCut keeps an action to a few lines: a long list of instance IDs is shortened and a long
+// text cut, each saying where the whole is.
 func dgCut(s string) string {
-	if len(s) <= dgMaxLine {
-		return s
+	cut := false
+	s = dgIDRun.ReplaceAllStringFunc(s, func(run string) string {
+		ids := strings.FieldsFunc(run, func(r rune) bool { return r == ' ' || r == ',' })
+		if len(ids) <= dgMaxNames {
+			return run
+		}
+		cut = true
+		return fmt.Sprintf("%s … (%d instance IDs)", strings.Join(ids[:dgMaxNames], " "), len(ids))
+	})
+	if len(s) > dgMaxLine {
+		s, cut = s[:dgMaxLine]+" …", true
 	}
-	return s[:dgMaxLine] + " … (cut; the full text is in --output json)"
+	if cut {
+		s += " (shortened; the ready command is in --output json or html)"
+	}
+	return s
 }
 
 func dgWindow(a, b time.Time) string {
