@@ -167,7 +167,12 @@ func otherBuild(in causeInput, labels map[string]map[string]string, explained ma
 		c.Actions = append(c.Actions, "Check why the last deploy skipped them (an instance refresh that stopped, a scale-in protection, a host outside the deploy group)")
 		return c, true
 	}
-	c.Summary = fmt.Sprintf("%s %s a build that is in no recent tag of %s: it was built or copied outside the release process.", count(len(ids), "instance"), verb(len(ids), "serves", "serve"), orRepo(in.repo))
+	if in.repo == "" {
+		c.Summary = fmt.Sprintf("%s %s other content than the release, from a build that cannot be named.", count(len(ids), "instance"), verb(len(ids), "serves", "serve"))
+		c.NotEnoughEvidence = "no release image is configured (release.image or release.record): there is no repository to find the build in"
+	} else {
+		c.Summary = fmt.Sprintf("%s %s a build that is in no recent tag of %s: it was built or copied outside the release process.", count(len(ids), "instance"), verb(len(ids), "serves", "serve"), in.repo)
+	}
 	c.Actions = replaceAction(ids, labels, in.region, "with "+rel)
 	c.Actions = append(c.Actions, "Find how that build reached them (a manual deploy, a hotfix image, a tag deleted since): the digests and launch times above say which and when")
 	return c, true
@@ -188,6 +193,9 @@ func assetsNotUploaded(in causeInput) (model.Cause, bool) {
 		return c, false
 	}
 	urls := MissingURLs(in.rep, ids)
+	if len(urls) == 0 {
+		return c, false
+	}
 	c.Summary = fmt.Sprintf("The release runs where it should, but %s it references were never uploaded to the CDN: pages that load them break.", count(len(urls), "asset"))
 	c.Actions = []string{uploadAction(urls, "the release's build output (the same build whose manifest the record holds)")}
 	return c, true
@@ -340,13 +348,6 @@ func created(t *time.Time) string {
 		return ""
 	}
 	return ", built " + stamp(*t)
-}
-
-func orRepo(repo string) string {
-	if repo == "" {
-		return "the repository"
-	}
-	return repo
 }
 
 func uniq(xs []string) []string {

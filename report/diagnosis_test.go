@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -109,6 +110,23 @@ func TestDiagnosisHTMLSelfContained(t *testing.T) {
 			if !strings.Contains(page, fmt.Sprintf(`aria-label="group %d"`, g)) {
 				t.Errorf("%d instances: group %d has no labelled swatch", n, g)
 			}
+		}
+	}
+}
+
+// The streamed JSON is the diagnosis, exactly as encoding/json writes it.
+func TestDiagnosisJSONStreamed(t *testing.T) {
+	for _, d := range []*model.Diagnosis{dgTestDiagnosis(50, `<"x">`), {Schema: model.DiagnosisSchema, Report: &model.Report{}}, {Schema: model.DiagnosisSchema}} {
+		var got bytes.Buffer
+		if err := RenderDiagnosisJSON(&got, d); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(want)+"\n" {
+			t.Errorf("streamed JSON differs from encoding/json:\n%s\nwant:\n%s", got.String(), want)
 		}
 	}
 }

@@ -66,7 +66,9 @@ func diagnoseFinish(ctx context.Context, w io.Writer, cfg *config.Config, res *r
 		}
 		return runErr
 	}
-	d, err := diagnose.Diagnose(ctx, cfg, res, o)
+	// The diagnosis reads the release and the report only; the observations and the CDN
+	// results (most of a large fleet's memory) are left to the collector.
+	d, err := diagnose.Diagnose(ctx, cfg, &run.Result{Release: res.Release, Report: res.Report}, o)
 	if err != nil {
 		return err
 	}
