@@ -153,7 +153,7 @@ func benchmark(n, runs int) error {
 	fmt.Printf("world: %d instances in 3 groups (80%% release, 15%% re-pushed rebuild, 5%% older release), registry and CDN; started in %v\n",
 		n, time.Since(started).Round(time.Millisecond))
 	data, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average before: %s\n", strings.Fields(string(data)+" ?")[0])
+	fmt.Printf("load average before: %s\n", strings.Fields(string(data) + " ?")[0])
 	cache := filepath.Join(tmp, "cache")
 	var vs, ds []sample
 	for i := range runs {
