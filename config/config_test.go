@@ -166,3 +166,24 @@ policy:
 		t.Errorf("decoded %+v %+v line %d", c.CDN, c.Fleet.EC2, c.Policy.Exceptions[0].Line)
 	}
 }
+
+// A config path that is no regular file, or one over the cap, is refused before it is read.
+func TestLoadRefusesUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, make([]byte, MaxFileSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero: reading config: not a regular file (a device)"},
+		{dir, dir + ": reading config: not a regular file (a directory)"},
+		{big, big + ": reading config: file too large (4.0 MiB, over the limit of 4 MiB)"},
+		{filepath.Join(dir, "nope.yaml"), filepath.Join(dir, "nope.yaml") + ": reading config: no such file or directory"},
+	}
+	for _, tc := range tests {
+		_, err := Load(tc.path)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Load(%s) = %v, want %s", tc.path, err, tc.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 )
 
 // Error is a configuration error: it names the file and, where it can, the line.
@@ -32,11 +33,22 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
-// Load reads, decodes, defaults and validates the config file at path.
+// MaxFileSize bounds the size of a config file.
+const MaxFileSize = 4 << 20
+
+// Load reads, decodes, defaults and validates the config file at path. It must be a regular
+// file of at most MaxFileSize bytes.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, MaxFileSize)
 	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("reading config: %v", errors.Unwrap(err))}
+		var se *safeio.Error
+		if errors.As(err, &se) {
+			err = se.Err
+			if se.Info != "" {
+				err = fmt.Errorf("%w (%s)", se.Err, se.Info)
+			}
+		}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("reading config: %v", err)}
 	}
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
@@ -52,6 +64,18 @@ func Parse(data []byte, name, dir string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil && err != io.EOF {
 		return nil, yamlError(name, err)
+	}
+	if root.Kind != 0 {
+		// One file, one configuration: a second document would be silently ignored.
+		var next yaml.Node
+		if err := dec.Decode(&next); err == nil {
+			return nil, &Error{File: name, Line: docLine(&next), Msg: "a second YAML document starts here; a config file holds one document"}
+		} else if err != io.EOF {
+			return nil, yamlError(name, err)
+		}
+		if err := checkAliases(name, &root); err != nil {
+			return nil, err
+		}
 	}
 	c := &Config{File: name, Dir: dir}
 	if root.Kind != 0 {
@@ -205,4 +229,41 @@ func kindWord(tag string) string {
 		return "number"
 	}
 	return tag
+}
+
+// docLine is the line where a decoded document's content starts.
+func docLine(doc *yaml.Node) int {
+	if len(doc.Content) > 0 {
+		return doc.Content[0].Line
+	}
+	return doc.Line
+}
+
+// maxAliases bounds the aliases a config may use: a few are handy, thousands are an attack
+// (each alias of an alias multiplies the decoded size).
+const maxAliases = 100
+
+// checkAliases refuses a config with more aliases than maxAliases, before it is decoded.
+func checkAliases(file string, root *yaml.Node) error {
+	n, line := 0, 0
+	var walk func(*yaml.Node) bool
+	walk = func(x *yaml.Node) bool {
+		if x.Kind == yaml.AliasNode {
+			if n++; n > maxAliases {
+				line = x.Line
+				return false
+			}
+			return true // the anchor's own content is walked where it is defined
+		}
+		for _, c := range x.Content {
+			if !walk(c) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(root) {
+		return &Error{File: file, Line: line, Msg: fmt.Sprintf("more than %d YAML aliases", maxAliases)}
+	}
+	return nil
 }

@@ -20,6 +20,8 @@ var (
 	CompareModes  = []string{"assets", "bytes"}
 	AddressKinds  = []string{"private_ip", "public_ip", "private_dns"}
 	ExpectModes   = []string{"release", "fleet"}
+	RuntimeKinds  = []string{"ssm", "docker"}
+	Engines       = []string{"docker", "containerd", "podman", "nerdctl"}
 	OnErrorModes  = []string{"abandon", "continue"}
 )
 
@@ -69,6 +71,8 @@ func (c *Config) setDefaults() {
 	if p.TLS.CAFile != "" {
 		p.TLS.CAFile = c.Abs(p.TLS.CAFile)
 	}
+	rt := &p.Runtime.TLS
+	rt.CAFile, rt.CertFile, rt.KeyFile = c.Abs(rt.CAFile), c.Abs(rt.CertFile), c.Abs(rt.KeyFile)
 	if p.MaxBody == 0 {
 		p.MaxBody = DefaultMaxBody
 	}
@@ -179,6 +183,17 @@ func (v *validator) oneOf(path, value string, allowed []string) {
 
 func (v *validator) validate() {
 	c := v.cfg
+	v.numbers(v.root, "")
+	for _, path := range []string{"probe.timeout", "probe.tls.expiry_warning", "hook.ready_timeout", "hook.heartbeat_interval"} {
+		v.positive(path)
+	}
+	// Defaults have replaced a 0 by now: look at what was written.
+	for _, path := range []string{"probe.concurrency", "cdn.concurrency", "probe.max_body"} {
+		if n, err := ParseByteSize(v.scalar(path)); err == nil && n == 0 {
+			v.fail(path, "%s must be at least 1, got %s (leave it out for the default)", path, v.scalar(path))
+		}
+	}
+	v.headers()
 	v.oneOf("probe.scheme", c.Probe.Scheme, Schemes)
 	v.oneOf("probe.manifest.format", c.Probe.Manifest.Format, Formats)
 	v.oneOf("compare", c.Compare, CompareModes)
@@ -190,7 +205,7 @@ func (v *validator) validate() {
 	if !strings.HasPrefix(c.Probe.Manifest.Path, "/") {
 		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", c.Probe.Manifest.Path)
 	}
-	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || strings.Contains(c.Probe.Host, "://")) {
+	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || hasControl(c.Probe.Host) || strings.Contains(c.Probe.Host, "://")) {
 		v.fail("probe.host", "probe.host must be a host name (no scheme or path), got %q", c.Probe.Host)
 	}
 	v.claim("probe.version", c.Probe.Version)
@@ -209,6 +224,7 @@ func (v *validator) validate() {
 			v.fail("probe.digest", "probe.digest.source %s needs container", d.Source)
 		}
 	}
+	v.runtime()
 	if d.Pointer != "" && !strings.HasPrefix(d.Pointer, "/") {
 		v.fail("probe.digest.pointer", "probe.digest.pointer must be a JSON pointer starting with /, got %q", d.Pointer)
 	}
@@ -292,6 +308,7 @@ func (v *validator) validate() {
 			v.fail(fmt.Sprintf("policy.exceptions.%d", i), "policy exception %d (%s) needs an expiry date (expires: YYYY-MM-DD): exceptions are temporary", i+1, e.Image)
 		}
 	}
+	v.registry()
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
 		v.fail("release.platform", "release.platform must be os/arch[/variant], got %q", c.Release.Platform)
 	}

@@ -58,7 +58,7 @@ type options struct {
 	userAgent   string
 	version     string
 	now         func() time.Time
-	insecure    bool
+	insecure    []string
 	format      manifest.Format
 	manifest    *manifest.Options
 }
@@ -109,10 +109,6 @@ func WithPolygraphVersion(v string) Option { return func(o *options) { o.version
 // WithClock sets the clock that stamps recorded_at. The default is time.Now.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
-// WithInsecure talks plain HTTP to every registry. Loopback, *.local and RFC 1918 addresses
-// use plain HTTP anyway. The default is HTTPS.
-func WithInsecure(insecure bool) Option { return func(o *options) { o.insecure = insecure } }
-
 // WithManifestFormat sets how Record parses the manifest file: its format and the options that
 // resolve its paths (set Path to the URL path the instances serve it at, probe.manifest.path,
 // so the asset-set hash matches what the prober computes). The default is manifest.Auto with
@@ -159,7 +155,7 @@ func New(opts ...Option) (*Client, error) {
 	}
 	p, err := remote.NewPuller(
 		remote.WithAuthFromKeychain(o.keychain),
-		remote.WithTransport(o.transport),
+		remote.WithTransport(plainHTTPGuard{next: o.transport, listed: o.insecure}),
 		remote.WithRetryBackoff(o.backoff),
 		remote.WithUserAgent(o.userAgent),
 	)
@@ -176,12 +172,14 @@ func New(opts ...Option) (*Client, error) {
 // CacheDir returns the cache directory in use ("" when caching is off).
 func (c *Client) CacheDir() string { return c.o.cacheDir }
 
+// parseRef parses a reference. A registry allowed plain HTTP (WithInsecureRegistries) is
+// marked insecure, so the library falls back to HTTP when HTTPS fails; for any other registry
+// the transport refuses the fallback the library would attempt on its own.
 func (c *Client) parseRef(ref string) (name.Reference, error) {
-	var nopts []name.Option
-	if c.o.insecure {
-		nopts = append(nopts, name.Insecure)
+	r, err := name.ParseReference(ref)
+	if err == nil && plainHTTPAllowed(c.o.insecure, r.Context().RegistryStr(), "") {
+		r, err = name.ParseReference(ref, name.Insecure)
 	}
-	r, err := name.ParseReference(ref, nopts...)
 	if err != nil {
 		return nil, &ReferenceError{Ref: ref, Err: err}
 	}

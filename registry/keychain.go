@@ -6,10 +6,11 @@ import (
 	"io"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/awslabs/amazon-ecr-credential-helper/ecr-login/api"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/sirupsen/logrus"
+
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 )
 
 // Keychain returns the default credential sources: the Docker config (docker login and its
@@ -44,11 +45,10 @@ func (ecrKeychain) ResolveContext(ctx context.Context, r authn.Resource) (authn.
 	}
 	// The helper logs through logrus' standard logger; polygraph's output is its own.
 	quietECR.Do(func() { logrus.SetOutput(io.Discard) })
-	var opts []func(*config.LoadOptions) error
+	cfg, err := awsconf.LoadDefault(ctx)
 	if reg.Region != "" {
-		opts = append(opts, config.WithRegion(reg.Region))
+		cfg, err = awsconf.Load(ctx, reg.Region)
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, &AuthError{Registry: host, Err: fmt.Errorf("loading the AWS configuration for Amazon ECR: %w", err)}
 	}

@@ -24,14 +24,16 @@ import (
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:  "demo",
-		Usage: "reproduce the April 2021 incident on a simulated fleet and catch it (no set-up needed)",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "serve", Usage: "keep the simulated world running and write a config for `polygraph verify`", EnvVars: env("serve")},
-			&cli.StringFlag{Name: "dir", Usage: "where --serve writes polygraph.yaml and release.json (default: a new temporary directory)", EnvVars: env("dir")},
-		},
-		Action: demoAction,
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:  "demo",
+			Usage: "reproduce the April 2021 incident on a simulated fleet and catch it (no set-up needed)",
+			Flags: []cli.Flag{
+				boolFlag("serve", nil, "keep the simulated world running and write a config for `polygraph verify`"),
+				&cli.StringFlag{Name: "dir", Usage: "where --serve writes polygraph.yaml and release.json (default: a new temporary directory)", EnvVars: env("dir")},
+			},
+			Action: demoAction,
+		}
 	})
 }
 

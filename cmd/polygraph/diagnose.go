@@ -20,16 +20,18 @@ import (
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:      "diagnose",
-		Usage:     "verify, then explain: what is wrong, on which instances, since when, why, and what to do",
-		UsageText: "polygraph diagnose [--config F] [--output text|json|html] [--fail-on error|warning|never] [--report FILE]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json or html", EnvVars: env("output")},
-			failOnFlag(),
-			&cli.StringFlag{Name: "report", Usage: "also write the JSON diagnosis (the verify report embedded) to `FILE`", EnvVars: env("report")},
-		},
-		Action: diagnoseAction,
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:      "diagnose",
+			Usage:     "verify, then explain: what is wrong, on which instances, since when, why, and what to do",
+			UsageText: "polygraph diagnose [--config F] [--output text|json|html] [--fail-on error|warning|never] [--report FILE]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json or html", EnvVars: env("output")},
+				failOnFlag(),
+				&cli.StringFlag{Name: "report", Usage: "also write the JSON diagnosis (the verify report embedded) to `FILE`", EnvVars: env("report")},
+			},
+			Action: diagnoseAction,
+		}
 	})
 }
 

@@ -1,3 +1,5 @@
+//go:generate sh -c "go run . man > ../../docs/polygraph.1"
+
 // Command polygraph checks that every instance of a fleet serves exactly the release it claims,
 // and that everything it serves exists on the CDN.
 package main
@@ -10,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -30,12 +31,9 @@ const (
 	exitUnverifiable = 3 // could not verify at all
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; otherwise the module
-// version recorded in the binary is used.
-var version = ""
-
-// commands is filled by each command's file (one file per command).
-var commands []*cli.Command
+// commands is filled by each command's file (one file per command). Each app builds its own
+// commands: urfave/cli keeps parsing state (values read from the environment) in the flags.
+var commands []func() *cli.Command
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,7 +50,7 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(c.App.ErrWriter, "polygraph: unknown command %q; see polygraph --help\n", name)
 		notFound = true
 	}
-	code := exitCode(app.RunContext(ctx, args), stderr)
+	code := exitCode(app.RunContext(ctx, reorderArgs(app, args)), stderr)
 	if notFound {
 		return exitUsage
 	}
@@ -60,7 +58,10 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	cmds := append([]*cli.Command(nil), commands...)
+	var cmds []*cli.Command
+	for _, mk := range commands {
+		cmds = append(cmds, mk())
+	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	for _, c := range cmds {
 		withCommonFlags(c)
@@ -73,7 +74,21 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:      stdin,
 		Writer:      stdout,
 		ErrWriter:   stderr,
-		HideVersion: true,
+		HideVersion: true, // our own --version prints the commit and build date too
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print the version, commit and build date"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				printVersion(c.App.Writer)
+				return nil
+			}
+			if c.NArg() > 0 {
+				return usageErr(fmt.Errorf("unknown command %q; see polygraph --help", c.Args().First()))
+			}
+			return cli.ShowAppHelp(c)
+		},
+		EnableBashCompletion: true,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr(err)
 		},
@@ -111,9 +126,11 @@ func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config file (default polygraph.yaml when present)", EnvVars: env("config")},
 		&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "overall deadline", EnvVars: env("timeout")},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the result", EnvVars: env("quiet")},
+		boolFlag("quiet", []string{"q"}, "print only the result"),
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error (logs go to stderr)", EnvVars: env("log-level")},
-		&cli.BoolFlag{Name: "no-color", Usage: "never colour the output", EnvVars: append(env("no-color"), "NO_COLOR")},
+		// NO_COLOR is read in getGlobals: any non-empty value disables colour (no-color.org),
+		// "0" and "false" included, so it is no boolean variable of this flag.
+		boolFlag("no-color", nil, "never colour the output (also when NO_COLOR is set to anything)"),
 	}
 }
 
@@ -203,14 +220,4 @@ func (g *globals) loadConfig(required bool) (*config.Config, error) {
 		}
 	}
 	return config.Load(path)
-}
-
-func polygraphVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

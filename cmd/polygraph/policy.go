@@ -7,16 +7,17 @@ import (
 	"io/fs"
 	"strings"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/urfave/cli/v2"
 
+	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/policy"
 	"github.com/polygraph-dev/polygraph/registry"
 )
 
 func init() {
-	commands = append(commands, policyCommand())
+	commands = append(commands, policyCommand)
 }
 
 func policyCommand() *cli.Command {
@@ -30,7 +31,7 @@ func policyCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, sarif or github", EnvVars: env("output")},
 				failOnFlag(),
-				&cli.BoolFlag{Name: "resolve", Usage: "ask the registries: suggest digests and detect moved tags", EnvVars: env("resolve")},
+				boolFlag("resolve", nil, "ask the registries: suggest digests and detect moved tags"),
 			},
 			Action: policyCheck,
 		}},
@@ -88,12 +89,12 @@ func policyCheck(c *cli.Context) error {
 	}
 	opts := []policy.Option{policy.WithConfig(cfg), policy.WithLogger(g.logger)}
 	if c.Bool("resolve") {
-		resolver, err := policyResolver(g)
+		resolver, err := policyResolver(g, cfg)
 		if err != nil {
 			return usageErr(err)
 		}
 		opts = append(opts, policy.WithResolver(resolver))
-		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
+		if awsCfg, err := awsconf.LoadDefault(ctx); err != nil {
 			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
 		} else {
 			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))
@@ -119,8 +120,8 @@ func policyCheck(c *cli.Context) error {
 
 // policyResolver resolves tags through the same registry client as verify and release record:
 // the Docker keychain plus Amazon ECR, one ping and token per registry, and a hard deadline.
-func policyResolver(g *globals) (policy.Resolver, error) {
-	client, err := registry.New(registry.WithLogger(g.logger), registry.WithCacheDir(""))
+func policyResolver(g *globals, cfg *config.Config) (policy.Resolver, error) {
+	client, err := registry.New(registry.WithLogger(g.logger), registry.WithCacheDir(""), registry.WithInsecureRegistries(cfg.Registry.Insecure...))
 	if err != nil {
 		return nil, err
 	}

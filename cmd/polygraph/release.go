@@ -16,25 +16,29 @@ import (
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:  "release",
-		Usage: "work with release records",
-		Subcommands: []*cli.Command{{
-			Name:      "record",
-			Usage:     "resolve an image and write its release record (run in CI right after the push)",
-			UsageText: "polygraph release record --image REF [--manifest-file PATH_IN_IMAGE] [--platform os/arch] [--out FILE]",
-			Description: "Resolves the image to its release digest set, reads the served manifest out of the image and\n" +
-				"writes the release record (schema polygraph.release/v1). Defaults come from the config's release:\n" +
-				"section when a config is given. Exit 3 when the registry, the image or the file cannot be read.",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "image", Usage: "image reference, tag or digest (default: release.image)", EnvVars: env("image")},
-				&cli.StringFlag{Name: "manifest-file", Usage: "absolute path of the served manifest inside the image (default: release.manifest_file)", EnvVars: env("manifest-file")},
-				&cli.StringFlag{Name: "platform", Usage: "os/arch[/variant] whose manifest file is read (default: release.platform, else linux/amd64)", EnvVars: env("platform")},
-				&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the record to FILE instead of stdout", EnvVars: env("out")},
-				&cli.StringFlag{Name: "cache-dir", Usage: "registry cache directory (default $XDG_CACHE_HOME/polygraph/registry; \"off\" disables it)", EnvVars: env("cache-dir")},
-			},
-			Action: releaseRecord,
-		}},
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:  "release",
+			Usage: "work with release records",
+			Subcommands: []*cli.Command{{
+				Name:      "record",
+				Usage:     "resolve an image and write its release record (run in CI right after the push)",
+				UsageText: "polygraph release record --image REF [--manifest-file PATH_IN_IMAGE] [--platform os/arch] [-o|--output FILE]",
+				Description: "Resolves the image to its release digest set, reads the served manifest out of the image and\n" +
+					"writes the release record (schema polygraph.release/v1). Defaults come from the config's release:\n" +
+					"section when a config is given. Exit 3 when the registry, the image or the file cannot be read.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "image", Usage: "image reference, tag or digest (default: release.image)", EnvVars: env("image")},
+					&cli.StringFlag{Name: "manifest-file", Usage: "absolute path of the served manifest inside the image (default: release.manifest_file)", EnvVars: env("manifest-file")},
+					&cli.StringFlag{Name: "platform", Usage: "os/arch[/variant] whose manifest file is read (default: release.platform, else linux/amd64)", EnvVars: env("platform")},
+					// -o/--output as in every command; POLYGRAPH_OUT only, since POLYGRAPH_OUTPUT names
+					// the output format of verify and policy check.
+					&cli.StringFlag{Name: "output", Aliases: []string{"o", "out"}, Usage: "write the record to `FILE` instead of stdout", EnvVars: env("out")},
+					&cli.StringFlag{Name: "cache-dir", Usage: "registry cache directory (default $XDG_CACHE_HOME/polygraph/registry; \"off\" disables it)", EnvVars: env("cache-dir")},
+				},
+				Action: releaseRecord,
+			}},
+		}
 	})
 }
 
@@ -67,6 +71,7 @@ func releaseRecord(c *cli.Context) error {
 	opts := []registry.Option{
 		registry.WithLogger(g.logger),
 		registry.WithPolygraphVersion(polygraphVersion()),
+		registry.WithInsecureRegistries(cfg.Registry.Insecure...),
 		// Hash the asset set exactly as the prober will: same format, URL path and prefix.
 		registry.WithManifestFormat(manifest.Format(releaseFirst(cfg.Probe.Manifest.Format, string(manifest.Auto))), manifest.Options{
 			Path:        releaseFirst(cfg.Probe.Manifest.Path, "/"+filepath.Base(file)),
@@ -95,7 +100,7 @@ func releaseRecord(c *cli.Context) error {
 		return err
 	}
 	b = append(b, '\n')
-	out := c.String("out")
+	out := c.String("output")
 	if out == "" {
 		_, err = c.App.Writer.Write(b)
 		return err

@@ -21,16 +21,18 @@ import (
 )
 
 func init() {
-	commands = append(commands, &cli.Command{
-		Name:      "verify",
-		Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
-		UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
-			failOnFlag(),
-			&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
-		},
-		Action: verifyAction,
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:      "verify",
+			Usage:     "check every instance serves the release it claims, and every asset it serves exists on the CDN",
+			UsageText: "polygraph verify [--config F] [--output text|json|junit|markdown] [--fail-on error|warning|never] [--report FILE]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json, junit or markdown", EnvVars: env("output")},
+				failOnFlag(),
+				&cli.StringFlag{Name: "report", Usage: "also write the JSON report to `FILE`", EnvVars: env("report")},
+			},
+			Action: verifyAction,
+		}
 	})
 }
 
