@@ -99,7 +99,7 @@ func tagRePushed(in causeInput, labels map[string]map[string]string, explained m
 	case in.recordedAt.IsZero():
 		c.NotEnoughEvidence = "the release record has no time: it is not shown that these instances launched after it"
 	}
-	c.Summary = fmt.Sprintf("The tag %s was re-pushed with a rebuilt image after the release was recorded; %s launched since then pulled the rebuild and serve its content, not the release's", in.tag, count(len(ids), "instance"))
+	c.Summary = fmt.Sprintf("The tag %s was re-pushed with a rebuilt image after the release was recorded; %s launched since then pulled the rebuild and %s its content, not the release's", in.tag, count(len(ids), "instance"), verb(len(ids), "serves", "serve"))
 	if missing > 0 {
 		c.Summary += fmt.Sprintf(", and %s it references were never uploaded to the CDN", count(missing, "asset"))
 	}
@@ -164,7 +164,7 @@ func otherBuild(in causeInput, labels map[string]map[string]string, explained ma
 		sort.Strings(tags)
 		c.Summary = fmt.Sprintf("%s still %s another release of %s (%s) instead of %s: a deploy did not replace %s.", count(len(ids), "instance"), verb(len(ids), "runs", "run"), in.repo, strings.Join(uniq(tags), ", "), rel, verb(len(ids), "it", "them"))
 		c.Actions = replaceAction(ids, labels, in.region, "with "+rel)
-		c.Actions = append(c.Actions, "Check why the last deploy skipped them (an instance refresh that stopped, a scale-in protection, a host outside the deploy group)")
+		c.Actions = append(c.Actions, fmt.Sprintf("Check why the last deploy skipped %s (an instance refresh that stopped, a scale-in protection, a host outside the deploy group)", verb(len(ids), "it", "them")))
 		return c, true
 	}
 	if in.repo == "" {
@@ -228,11 +228,21 @@ func claimsUnreliable(in causeInput) (model.Cause, bool) {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("group %d: %s (%s) %s %s, contradicted by what %s or %s; e.g. %s", g.ID, count(len(ids), "instance"), listIDs(ids, 3), verb(len(ids), "claims", "claim"), strings.Join(g.ClaimedVersions, ", "), verb(len(ids), "it serves", "they serve"), verb(len(ids), "runs", "run"), liars[ids[0]]))
 	}
 	c.Summary = fmt.Sprintf("%s %s a version %s content contradicts: dashboards and health checks that read the claim show the wrong picture.", count(n, "instance"), verb(n, "claims", "claim"), verb(n, "its", "their"))
-	c.Actions = []string{
-		"Do not trust the version claim to tell builds apart: derive it from the artifact (the image digest) at build time, not from the source tag",
-		"Configure probe.runtime (ssm or docker) so polygraph reads the digest each instance's runtime actually runs",
+	c.Actions = []string{"Do not trust the version claim to tell builds apart: derive it from the artifact (the image digest) at build time, not from the source tag"}
+	if !hasRunning(in.rep) {
+		c.Actions = append(c.Actions, "Configure probe.runtime (ssm or docker) so polygraph reads the digest each instance's runtime actually runs")
 	}
 	return c, true
+}
+
+// hasRunning reports whether a trusted runtime source told what any instance runs.
+func hasRunning(rep *model.Report) bool {
+	for _, i := range rep.Instances {
+		if i.RunningDigest != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func unreachable(in causeInput, labels map[string]map[string]string) (model.Cause, bool) {

@@ -39,7 +39,7 @@ func RenderDiagnosis(w io.Writer, d *model.Diagnosis, format string, o Diagnosis
 const (
 	dgMaxEvidence = 4   // evidence lines per cause
 	dgMaxNames    = 3   // instances named per group
-	dgMaxLine     = 260 // characters of an action before it is cut
+	dgMaxLine     = 400 // characters of an action before it is cut
 )
 
 // RenderDiagnosisText writes the diagnosis for a person, top-down: verdict, what is wrong,
