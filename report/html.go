@@ -25,29 +25,29 @@ func RenderDiagnosisHTML(w io.Writer, d *model.Diagnosis) error {
 	if r.Release.Image != "" {
 		title += " · " + r.Release.Image
 	}
-	fmt.Fprintf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>%s</style>\n</head>\n<body>\n", esc(title), dgCSS)
-	fmt.Fprintf(b, "<header><h1><span class=\"verdict v-%s\">%s</span> polygraph diagnose</h1>\n", esc(d.Verdict), esc(strings.ToUpper(d.Verdict)))
+	fmt.Fprintf(b, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>%s</style>\n</head>\n<body>\n", dgEsc(title), dgCSS)
+	fmt.Fprintf(b, "<header><h1><span class=\"verdict v-%s\">%s</span> polygraph diagnose</h1>\n", dgEsc(d.Verdict), dgEsc(strings.ToUpper(d.Verdict)))
 	if r.Release.Image != "" {
-		fmt.Fprintf(b, "<p class=\"release\">Release <code>%s</code>", esc(r.Release.Image))
+		fmt.Fprintf(b, "<p class=\"release\">Release <code>%s</code>", dgEsc(r.Release.Image))
 		if r.Release.Digest != "" {
-			fmt.Fprintf(b, " = <code title=\"%s\">%s</code>", esc(r.Release.Digest), esc(dgShort(r.Release.Digest)))
+			fmt.Fprintf(b, " = <code title=\"%s\">%s</code>", dgEsc(r.Release.Digest), dgEsc(dgShort(r.Release.Digest)))
 		}
 		if d.RecordedAt != nil {
-			fmt.Fprintf(b, ", recorded %s", esc(dgStamp(*d.RecordedAt)))
+			fmt.Fprintf(b, ", recorded %s", dgEsc(dgStamp(*d.RecordedAt)))
 		}
 		b.WriteString("</p>\n")
 	}
-	fmt.Fprintf(b, "<p class=\"meta\">Checked %s, %s.</p></header>\n<main>\n", esc(r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")), dgCount(len(r.Instances), "instance"))
+	fmt.Fprintf(b, "<p class=\"meta\">Checked %s, %s.</p></header>\n<main>\n", dgEsc(r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")), dgCount(len(r.Instances), "instance"))
 	if r.Verdict == model.VerdictError {
-		fmt.Fprintf(b, "<section><h2>Could not verify at all</h2><p>%s</p></section>\n</main></body></html>\n", esc(r.Error))
+		fmt.Fprintf(b, "<section><h2>Could not verify at all</h2><p>%s</p></section>\n</main></body></html>\n", dgEsc(r.Error))
 		return b.Flush()
 	}
 
 	b.WriteString("<section id=\"wrong\"><h2>What is wrong</h2><ul>\n")
 	for _, line := range dgWrong(d) {
-		fmt.Fprintf(b, "<li>%s</li>\n", esc(line))
+		fmt.Fprintf(b, "<li>%s</li>\n", dgEsc(line))
 	}
-	fmt.Fprintf(b, "</ul><p><strong>Since when:</strong> %s</p></section>\n", esc(dgSince(d)))
+	fmt.Fprintf(b, "</ul><p><strong>Since when:</strong> %s</p></section>\n", dgEsc(dgSince(d)))
 
 	styles := dgStyles(d)
 	b.WriteString("<section id=\"fleet\"><h2>Fleet</h2>\n<p class=\"hint\">One cell per instance, grouped by the content it serves. Each group has its own colour, pattern and number.</p>\n")
@@ -64,23 +64,23 @@ func RenderDiagnosisHTML(w io.Writer, d *model.Diagnosis) error {
 		b.WriteString("<p>None: every instance serves the release and every checked asset exists.</p>\n")
 	}
 	for _, c := range d.Causes {
-		fmt.Fprintf(b, "<article class=\"cause\"><h3><span class=\"kind\">%s</span>%s</h3>\n<p>%s</p>\n", esc(c.Kind), esc(dgGroups(c.Groups)), esc(c.Summary))
+		fmt.Fprintf(b, "<article class=\"cause\"><h3><span class=\"kind\">%s</span>%s</h3>\n<p>%s</p>\n", dgEsc(c.Kind), dgEsc(dgGroups(c.Groups)), dgEsc(c.Summary))
 		b.WriteString("<h4>Evidence</h4><ul>\n")
 		for _, e := range c.Evidence {
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(e))
+			fmt.Fprintf(b, "<li>%s</li>\n", dgEsc(e))
 		}
 		b.WriteString("</ul>\n")
 		if c.NotEnoughEvidence != "" {
-			fmt.Fprintf(b, "<p class=\"nee\"><strong>Not enough evidence:</strong> %s</p>\n", esc(c.NotEnoughEvidence))
+			fmt.Fprintf(b, "<p class=\"nee\"><strong>Not enough evidence:</strong> %s</p>\n", dgEsc(c.NotEnoughEvidence))
 		}
 		b.WriteString("<h4>What to do</h4><ol>\n")
 		for _, a := range c.Actions {
 			text, cmd, ok := strings.Cut(a, ": aws ")
 			if ok {
-				fmt.Fprintf(b, "<li>%s:<pre><code>aws %s</code></pre></li>\n", esc(text), esc(cmd))
+				fmt.Fprintf(b, "<li>%s:<pre><code>aws %s</code></pre></li>\n", dgEsc(text), dgEsc(cmd))
 				continue
 			}
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(a))
+			fmt.Fprintf(b, "<li>%s</li>\n", dgEsc(a))
 		}
 		b.WriteString("</ol></article>\n")
 	}
@@ -89,7 +89,7 @@ func RenderDiagnosisHTML(w io.Writer, d *model.Diagnosis) error {
 	dgGroupTable(b, d, styles)
 	dgFindings(b, r)
 	fmt.Fprintf(b, "</main>\n<footer>CDN: %d checked, %d missing, %d unchecked, %d skipped · registry: %d requests, %d of %d tags searched · schema %s</footer>\n</body>\n</html>\n",
-		r.CDN.Checked, r.CDN.Missing, dgUnchecked(r), r.CDN.Skipped, d.Registry.Requests, d.Registry.TagsSearched, d.Registry.TagsListed, esc(d.Schema))
+		r.CDN.Checked, r.CDN.Missing, dgUnchecked(r), r.CDN.Skipped, d.Registry.Requests, d.Registry.TagsSearched, d.Registry.TagsListed, dgEsc(d.Schema))
 	return b.Flush()
 }
 
@@ -122,11 +122,11 @@ func dgGroupTable(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) {
 			labels = append(labels, k+"="+strings.Join(v, ","))
 		}
 		fmt.Fprintf(b, "<tr><td>%s %d</td><td>%d: %s</td><td>%s<br><small>%s</small></td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
-			dgSwatch(s, 18), g.ID, len(g.Instances), esc(dgNamesN(g.Instances, 10)), esc(serves), esc(img),
-			esc(strings.Join(g.ClaimedVersions, ", ")), esc(launched), esc(strings.Join(dgSorted(labels), " ")), g.AssetsMissing)
+			dgSwatch(s, 18), g.ID, len(g.Instances), dgEsc(dgNamesN(g.Instances, 10)), dgEsc(serves), dgEsc(img),
+			dgEsc(strings.Join(g.ClaimedVersions, ", ")), dgEsc(launched), dgEsc(strings.Join(dgSorted(labels), " ")), g.AssetsMissing)
 	}
 	if n := len(d.Unreachable); n > 0 {
-		fmt.Fprintf(b, "<tr><td>%s ?</td><td>%d: %s</td><td colspan=\"5\">unreachable: what they serve is unknown</td></tr>\n", dgSwatch(styles[0], 18), n, esc(dgNamesN(d.Unreachable, 10)))
+		fmt.Fprintf(b, "<tr><td>%s ?</td><td>%d: %s</td><td colspan=\"5\">unreachable: what they serve is unknown</td></tr>\n", dgSwatch(styles[0], 18), n, dgEsc(dgNamesN(d.Unreachable, 10)))
 	}
 	b.WriteString("</tbody></table></section>\n")
 }
@@ -167,18 +167,18 @@ func dgFindings(b *bufio.Writer, r *model.Report) {
 			break
 		}
 		f := rw.f
-		fmt.Fprintf(b, "<tr class=\"s-%s\"><td>%s</td><td>%s</td><td>%s</td><td>", esc(string(f.Severity)), esc(string(f.Severity)), esc(string(f.Kind)), esc(rw.who))
+		fmt.Fprintf(b, "<tr class=\"s-%s\"><td>%s</td><td>%s</td><td>%s</td><td>", dgEsc(string(f.Severity)), dgEsc(string(f.Severity)), dgEsc(string(f.Kind)), dgEsc(rw.who))
 		if len(rw.msgs) == 1 {
-			fmt.Fprintf(b, "%s</td></tr>\n", esc(rw.msgs[0]))
+			fmt.Fprintf(b, "%s</td></tr>\n", dgEsc(rw.msgs[0]))
 			continue
 		}
-		fmt.Fprintf(b, "<details><summary>%d %s findings</summary><ul>", len(rw.msgs), esc(string(f.Kind)))
+		fmt.Fprintf(b, "<details><summary>%d %s findings</summary><ul>", len(rw.msgs), dgEsc(string(f.Kind)))
 		for n, m := range rw.msgs {
 			if n == dgMaxFindings {
 				fmt.Fprintf(b, "<li>… and %d more (see --output json)</li>", len(rw.msgs)-n)
 				break
 			}
-			fmt.Fprintf(b, "<li>%s</li>", esc(m))
+			fmt.Fprintf(b, "<li>%s</li>", dgEsc(m))
 		}
 		b.WriteString("</ul></details></td></tr>\n")
 	}
@@ -192,7 +192,7 @@ func dgNamesN(ids []string, n int) string {
 	return fmt.Sprintf("%s … and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }
 
-func esc(s string) string { return html.EscapeString(s) }
+func dgEsc(s string) string { return html.EscapeString(s) }
 
 const dgCSS = `
 :root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--card:#f6f8fa}

@@ -71,7 +71,7 @@ func dgSwatch(s dgStyle, size float64) string {
 	var sb strings.Builder
 	w := bufio.NewWriter(&sb)
 	id := fmt.Sprintf("sw%d-%g", s.id, size)
-	fmt.Fprintf(w, `<svg width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="group %s"><defs>`, size, size, size, size, esc(s.label))
+	fmt.Fprintf(w, `<svg width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="group %s"><defs>`, size, size, size, size, dgEsc(s.label))
 	dgPattern(w, id, s, 0, 0, size, 0)
 	fmt.Fprintf(w, `</defs><rect width="%g" height="%g" fill="url(#%s)" stroke="#333"/></svg>`, size, size, id)
 	w.Flush()
@@ -88,7 +88,7 @@ func dgLegend(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) {
 		if len(g.Attribution.Tags) > 0 && !g.MatchesRelease {
 			what += " (tag " + strings.Join(g.Attribution.Tags, ", ") + ")"
 		}
-		fmt.Fprintf(b, "<li>%s <span><strong>Group %d</strong> · %s · %s</span></li>", dgSwatch(styles[g.ID], 22), g.ID, dgCount(len(g.Instances), "instance"), esc(what))
+		fmt.Fprintf(b, "<li>%s <span><strong>Group %d</strong> · %s · %s</span></li>", dgSwatch(styles[g.ID], 22), g.ID, dgCount(len(g.Instances), "instance"), dgEsc(what))
 	}
 	if n := len(d.Unreachable); n > 0 {
 		fmt.Fprintf(b, "<li>%s <span><strong>Unreachable</strong> · %s · unknown</span></li>", dgSwatch(styles[0], 22), dgCount(n, "instance"))
@@ -147,14 +147,14 @@ func dgFleetSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) {
 		if bl.s.id == 0 {
 			name = "unreachable"
 		}
-		fmt.Fprintf(b, `<text x="0" y="%g" font-weight="600">%s</text><text x="0" y="%g" fill="#57606a">%s</text>`, top+12, esc(name), top+26, dgCount(len(bl.ids), "instance"))
+		fmt.Fprintf(b, `<text x="0" y="%g" font-weight="600">%s</text><text x="0" y="%g" fill="#57606a">%s</text>`, top+12, dgEsc(name), top+26, dgCount(len(bl.ids), "instance"))
 		fill := fmt.Sprintf("url(#fp%d)", bl.s.id)
 		if n <= 1000 {
 			for k, id := range bl.ids {
 				x, cy := labelW+float64(k%cols)*pitch, top+float64(k/cols)*pitch
-				fmt.Fprintf(b, `<rect class="cell" x="%g" y="%g" width="%g" height="%g" fill="%s"><title>%s (%s)</title></rect>`, x, cy, pitch-gap, pitch-gap, fill, esc(id), esc(name))
+				fmt.Fprintf(b, `<rect class="cell" x="%g" y="%g" width="%g" height="%g" fill="%s"><title>%s (%s)</title></rect>`, x, cy, pitch-gap, pitch-gap, fill, dgEsc(id), dgEsc(name))
 				if pitch >= 22 {
-					fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle" font-size="%g" font-weight="700" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, x+(pitch-gap)/2, cy+(pitch-gap)/2+4, math.Min(13, pitch/2), esc(bl.s.label))
+					fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle" font-size="%g" font-weight="700" fill="#000" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text>`, x+(pitch-gap)/2, cy+(pitch-gap)/2+4, math.Min(13, pitch/2), dgEsc(bl.s.label))
 				}
 			}
 			b.WriteString("\n")
@@ -230,7 +230,7 @@ func dgTimelineSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) 
 		} else if i == 4 {
 			anchor = "end"
 		}
-		fmt.Fprintf(b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#57606a"/><text x="%g" y="%g" text-anchor="%s" fill="#57606a">%s</text>`, x(t), axisY, x(t), axisY+5, x(t), axisY+20, anchor, esc(t.UTC().Format(layout)))
+		fmt.Fprintf(b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#57606a"/><text x="%g" y="%g" text-anchor="%s" fill="#57606a">%s</text>`, x(t), axisY, x(t), axisY+5, x(t), axisY+20, anchor, dgEsc(t.UTC().Format(layout)))
 	}
 	for i, r := range rows {
 		cy := top + float64(i)*rowH + rowH/2
@@ -238,7 +238,7 @@ func dgTimelineSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) 
 		if r.s.id == 0 {
 			name = "unreachable"
 		}
-		fmt.Fprintf(b, `<text x="0" y="%g">%s</text><line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#eaeef2"/>`, cy+4, esc(name), left, cy, left+plotW, cy)
+		fmt.Fprintf(b, `<text x="0" y="%g">%s</text><line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#eaeef2"/>`, cy+4, dgEsc(name), left, cy, left+plotW, cy)
 		seen := map[int]bool{}
 		for _, id := range r.ids {
 			t, ok := launched[id]
@@ -255,7 +255,7 @@ func dgTimelineSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) 
 		if rx > left+plotW*0.7 {
 			anchor = "end"
 		}
-		fmt.Fprintf(b, `<line x1="%g" y1="16" x2="%g" y2="%g" stroke="#1b1f24" stroke-width="2" stroke-dasharray="5 4"/><text x="%g" y="12" text-anchor="%s" font-weight="600">release recorded %s</text>`, rx, rx, axisY, rx, anchor, esc(dgStamp(*d.RecordedAt)))
+		fmt.Fprintf(b, `<line x1="%g" y1="16" x2="%g" y2="%g" stroke="#1b1f24" stroke-width="2" stroke-dasharray="5 4"/><text x="%g" y="12" text-anchor="%s" font-weight="600">release recorded %s</text>`, rx, rx, axisY, rx, anchor, dgEsc(dgStamp(*d.RecordedAt)))
 	}
 	b.WriteString("</svg>\n")
 }
@@ -267,16 +267,16 @@ func dgMark(b *bufio.Writer, s dgStyle, x, y float64, title string) {
 	switch s.shape {
 	case 0:
 		fmt.Fprintf(b, `<circle cx="%g" cy="%g" r="%g" %s>`, x, y, r, attrs)
-		fmt.Fprintf(b, "<title>%s</title></circle>", esc(title))
+		fmt.Fprintf(b, "<title>%s</title></circle>", dgEsc(title))
 	case 1:
 		fmt.Fprintf(b, `<rect x="%g" y="%g" width="%g" height="%g" %s>`, x-r, y-r, 2*r, 2*r, attrs)
-		fmt.Fprintf(b, "<title>%s</title></rect>", esc(title))
+		fmt.Fprintf(b, "<title>%s</title></rect>", dgEsc(title))
 	case 2:
 		fmt.Fprintf(b, `<path d="M%g %g L%g %g L%g %g Z" %s>`, x, y-r-1, x+r+1, y+r, x-r-1, y+r, attrs)
-		fmt.Fprintf(b, "<title>%s</title></path>", esc(title))
+		fmt.Fprintf(b, "<title>%s</title></path>", dgEsc(title))
 	default:
 		fmt.Fprintf(b, `<path d="M%g %g L%g %g L%g %g L%g %g Z" %s>`, x, y-r-1, x+r+1, y, x, y+r+1, x-r-1, y, attrs)
-		fmt.Fprintf(b, "<title>%s</title></path>", esc(title))
+		fmt.Fprintf(b, "<title>%s</title></path>", dgEsc(title))
 	}
 }
 

@@ -72,3 +72,20 @@ func TestDiagnoseCommand(t *testing.T) {
 		t.Errorf("--fail-on never: exit %d", code)
 	}
 }
+
+// A run that could not verify at all still prints its diagnosis (verdict error) and exits 3.
+func TestDiagnoseUnverifiable(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "dead.yaml")
+	os.WriteFile(cfg, []byte("fleet:\n  static:\n    - {id: gone, address: \"127.0.0.1:1\"}\nprobe:\n  retries: 0\n"), 0o644)
+	env := []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}
+	out, errOut, code := polygraph(t, env, "diagnose", "--config", cfg)
+	if code != 3 || !strings.Contains(out, "polygraph diagnose: ERROR") || !strings.Contains(out, "Could not verify at all") {
+		t.Errorf("text: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = polygraph(t, env, "diagnose", "--config", cfg, "--output", "json")
+	var d model.Diagnosis
+	if err := json.Unmarshal([]byte(out), &d); code != 3 || err != nil || d.Verdict != model.VerdictError || len(d.Groups) != 0 {
+		t.Errorf("json: exit %d, %v, %+v", code, err, d)
+	}
+}
