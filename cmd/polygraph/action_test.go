@@ -208,6 +208,16 @@ func TestActionPolicy(t *testing.T) {
 			t.Errorf("step summary does not say pass:\n%s", r.summary)
 		}
 	})
+	t.Run("skip-paths leave test data out, counted", func(t *testing.T) {
+		r := runAction(t, root, map[string]string{"paths": "examples/policy", "config": "examples/policy/polygraph.yaml",
+			"skip-paths": "examples/policy/deploy/**\n'**/nothing here/**'"})
+		if r.outputs["run"]["exit-code"] != "0" || r.failed != "" {
+			t.Fatalf("exit-code %q, failed step %q:\n%s", r.outputs["run"]["exit-code"], r.failed, r.stdout)
+		}
+		if !strings.Contains(r.summary, "3 files skipped") {
+			t.Errorf("step summary does not count the skipped files:\n%s", r.summary)
+		}
+	})
 	t.Run("fail-on never", func(t *testing.T) {
 		r := runAction(t, root, map[string]string{"paths": "examples/policy/deploy", "config": "examples/policy/polygraph.yaml", "fail-on": "never"})
 		if r.outputs["run"]["exit-code"] != "0" || r.failed != "" {
