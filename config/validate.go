@@ -44,6 +44,9 @@ func (c *Config) setDefaults() {
 	if p.Manifest.Path == "" {
 		p.Manifest.Path = DefaultManifestPath
 	}
+	if p.Manifest.MaxAssets == 0 {
+		p.Manifest.MaxAssets = DefaultMaxAssets
+	}
 	if p.Manifest.Format == "" {
 		p.Manifest.Format = "auto"
 	}
@@ -229,6 +232,14 @@ func (v *validator) validate() {
 	if b := *c.Probe.RetryBudget; b < 0 || b > 10 {
 		v.fail("probe.retry_budget", "probe.retry_budget must be between 0 and 10, got %g", b)
 	}
+	if c.Probe.Manifest.MaxAssets < 1 {
+		v.fail("probe.manifest.max_assets", "probe.manifest.max_assets must be at least 1, got %d", c.Probe.Manifest.MaxAssets)
+	}
+	for i, g := range c.CDN.Exclude {
+		if err := checkGlob(g, true); err != "" {
+			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q %s", g, err)
+		}
+	}
 	if c.CDN.Concurrency < 1 {
 		v.fail("cdn.concurrency", "cdn.concurrency must be at least 1, got %d", c.CDN.Concurrency)
 	}
@@ -299,7 +310,7 @@ func (v *validator) validate() {
 	}
 	v.registry()
 	for i, g := range c.Policy.Exclude {
-		if err := checkGlob(g); err != "" {
+		if err := checkGlob(g, false); err != "" {
 			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude: glob %q %s", g, err)
 		}
 	}
@@ -328,15 +339,22 @@ func (c *Config) HasFleet() bool {
 	return len(c.Fleet.Static) > 0 || c.Fleet.EC2 != nil || len(c.Fleet.TargetGroups) > 0
 }
 
-// checkGlob returns what is wrong with a path glob (path.Match syntax per segment, ** for any
-// number of directories), or "".
-func checkGlob(g string) string {
+// checkGlob returns what is wrong with a path glob (path.Match syntax per segment, "**" as a
+// whole segment for any number of them), or "". rooted globs (cdn.exclude) must be
+// root-relative.
+func checkGlob(g string, rooted bool) string {
 	if strings.TrimSpace(g) == "" {
 		return "is empty"
+	}
+	if rooted && !strings.HasPrefix(g, "/") {
+		return "must be a root-relative path starting with /"
 	}
 	for _, seg := range strings.Split(strings.Trim(g, "/"), "/") {
 		if seg == "**" {
 			continue
+		}
+		if strings.Contains(seg, "**") {
+			return "uses ** inside a segment: ** must be a whole path segment (/**/)"
 		}
 		if _, err := path.Match(seg, ""); err != nil {
 			return "does not parse: " + err.Error()

@@ -16,21 +16,30 @@ import (
 // is taken as served at "/" plus the base name of release.manifest_file. opts are applied
 // after and win: the caller's logger, version, cache directory or transport.
 func FromConfig(cfg *config.Config, opts ...Option) (*Client, error) {
-	m := cfg.Probe.Manifest
-	path := m.Path
-	if path == "" && cfg.Release.ManifestFile != "" {
-		path = "/" + filepath.Base(cfg.Release.ManifestFile)
-	}
-	format := manifest.Format(m.Format)
-	if format == "" {
-		format = manifest.Auto
-	}
 	base := []Option{
-		WithManifestFormat(format, manifest.Options{Path: path, AssetPrefix: m.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps}),
+		WithManifestFormat(ManifestParsing(cfg, cfg.Release.ManifestFile)),
 		WithInsecureRegistries(cfg.Registry.Insecure...),
 	}
 	if cfg.Release.Platform != "" {
 		base = append(base, WithPlatform(cfg.Release.Platform))
 	}
 	return New(append(base, opts...)...)
+}
+
+// ManifestParsing is how a manifest is read under cfg: its format and the options that shape
+// its asset set (URL path, prefix, source maps, the reference cap). The prober, the registry
+// client of verify and `release record` all read manifests through it, so a record and a
+// verify run from one config compute the same asset set. file is the manifest's path inside
+// the image; it names the URL path only when the config gives none.
+func ManifestParsing(cfg *config.Config, file string) (manifest.Format, manifest.Options) {
+	m := cfg.Probe.Manifest
+	path := m.Path
+	if path == "" && file != "" {
+		path = "/" + filepath.Base(file)
+	}
+	format := manifest.Format(m.Format)
+	if format == "" {
+		format = manifest.Auto
+	}
+	return format, manifest.Options{Path: path, AssetPrefix: m.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps, MaxAssets: m.MaxAssets}
 }

@@ -10,6 +10,6 @@ import (
 // the leaves model, manifest and config (never the HTTP prober, verify or the CLI), and
 // regtest none at all.
 func TestImports(t *testing.T) {
-	depcheck.Check(t, ".", "model", "manifest", "config")
+	depcheck.Check(t, ".", "model", "manifest", "config", "internal/safeio")
 	depcheck.Check(t, "./regtest")
 }

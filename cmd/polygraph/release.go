@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/polygraph-dev/polygraph/internal/run"
 	"github.com/polygraph-dev/polygraph/registry"
 )
 
@@ -70,7 +71,7 @@ func releaseRecord(c *cli.Context) error {
 	// The flags win over the config; the client then hashes the asset set exactly as verify's
 	// prober will, from the same settings.
 	cfg.Release.Image, cfg.Release.ManifestFile, cfg.Release.Platform = image, file, platform
-	opts := []registry.Option{registry.WithLogger(g.logger), registry.WithPolygraphVersion(polygraphVersion())}
+	var opts []registry.Option
 	switch dir := c.String("cache-dir"); dir {
 	case "":
 	case "off":
@@ -78,7 +79,7 @@ func releaseRecord(c *cli.Context) error {
 	default:
 		opts = append(opts, registry.WithCacheDir(dir))
 	}
-	client, err := registry.FromConfig(cfg, opts...)
+	client, err := run.RegistryClient(cfg, g.logger, polygraphVersion(), opts...)
 	if err != nil {
 		return usageErr(err)
 	}

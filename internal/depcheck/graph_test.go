@@ -25,6 +25,10 @@ func TestViolation(t *testing.T) {
 		{"bench/fleetbench", "bench", true},
 		{"bench", "internal/testkit", true},
 		{"manifest", "model", true},
+		{"config", "internal/safeio", true},
+		{"policy", "internal/safeio", true},
+		{"internal/safeio", "config", false},
+		{"model", "internal/safeio", false},
 
 		{"verify", "probe", false},
 		{"probe", "registry", false},

@@ -156,6 +156,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
 	})
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		interrupted(ctx, res.Report)
+	}
 	if res.Report.Verdict == model.VerdictError {
 		return res, &UnverifiableError{Reason: res.Report.Error}
 	}
@@ -253,20 +256,23 @@ func reserve(ctx context.Context, now time.Time) time.Time {
 	return dl.Add(-margin)
 }
 
-// uniqueAssets returns every asset referenced by any observation, once; observations of the
-// same build share one list, which is walked once.
+// uniqueAssets returns every asset referenced by any observation, once per ref and expected
+// hash: instances whose manifests expect different hashes for one URL each have theirs
+// checked. Observations of the same build share one list, which is walked once.
 func uniqueAssets(obs []model.Observation) []model.Asset {
 	seenList := map[string]bool{}
-	seen := map[string]bool{}
+	seen := map[model.Asset]bool{}
 	var out []model.Asset
 	for _, o := range obs {
-		if len(o.Assets) == 0 || seenList[o.AssetsSHA256] {
+		// Equal asset sets may still expect different hashes: a list is known by its bytes.
+		key := o.ManifestSHA256 + o.AssetsSHA256
+		if len(o.Assets) == 0 || seenList[key] {
 			continue
 		}
-		seenList[o.AssetsSHA256] = true
+		seenList[key] = true
 		for _, a := range o.Assets {
-			if !seen[a.Ref] {
-				seen[a.Ref] = true
+			if !seen[a] {
+				seen[a] = true
 				out = append(out, a)
 			}
 		}
@@ -296,6 +302,7 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 // ProbeOptions maps the config's probe section to probe options.
 func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, error) {
 	p := cfg.Probe
+	mf, mo := registry.ManifestParsing(cfg, "")
 	tc, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -303,8 +310,9 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 	return []probe.Option{
 		probe.WithScheme(p.Scheme),
 		probe.WithHost(p.Host),
-		probe.WithManifest(p.Manifest.Path, p.Manifest.Format, p.Manifest.AssetPrefix),
-		probe.WithSourceMaps(cfg.CDN.CheckSourceMaps),
+		probe.WithManifest(mo.Path, string(mf), mo.AssetPrefix),
+		probe.WithSourceMaps(mo.SourceMaps),
+		probe.WithMaxAssets(mo.MaxAssets),
 		probe.WithVersionClaim(probe.Claim{Path: p.Version.Path, Pointer: p.Version.Pointer, Header: p.Version.Header}),
 		probe.WithDigestClaim(probe.DigestClaim{Source: p.Digest.Source, Claim: probe.Claim{Path: p.Digest.Path, Pointer: p.Digest.Pointer, Header: p.Digest.Header}}),
 		probe.WithConcurrency(p.Concurrency),
@@ -327,6 +335,7 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 		probe.WithRate(cfg.CDN.Rate),
 		probe.WithReplicas(*cfg.CDN.CheckReplicas),
 		probe.WithIntegrity(cfg.CDN.VerifyIntegrity),
+		probe.WithExclude(cfg.CDN.Exclude),
 		probe.WithTLS(nil),
 	)
 }
@@ -351,6 +360,14 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
+// RegistryClient builds the registry client of a run from its config (registry.FromConfig:
+// manifests read out of images exactly as the prober reads what instances serve), with
+// polygraph's logger and version.
+func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*registry.Client, error) {
+	opts := append([]registry.Option{registry.WithLogger(logger), registry.WithPolygraphVersion(version)}, extra...)
+	return registry.FromConfig(cfg, opts...)
+}
+
 // ResolveRelease finds the expected release. With release.record, the record is the truth and
 // the tag is resolved again only to catch a re-push (tag-moved). With release.image alone, the
 // registry is the truth: its digest set and, with release.manifest_file, the manifest inside
@@ -360,8 +377,7 @@ func ResolveRelease(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if r.Record == "" && r.Image == "" {
 		return &model.Release{Version: r.Version, Source: model.SourceConsensus}, nil, nil
 	}
-	opts := append([]registry.Option{registry.WithLogger(logger), registry.WithPolygraphVersion(version)}, extra...)
-	client, err := registry.FromConfig(cfg, opts...)
+	client, err := RegistryClient(cfg, logger, version, extra...)
 	if err != nil {
 		return nil, nil, &config.Error{File: cfg.File, Msg: err.Error()}
 	}

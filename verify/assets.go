@@ -1,0 +1,137 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/polygraph-dev/polygraph/model"
+)
+
+// assets turns CDN answers into findings naming every instance that references the asset;
+// an integrity finding names exactly the instances whose own manifest's hash the bytes
+// contradict.
+func (j *judge) assets() {
+	cdn := j.in.CDN
+	if cdn == nil {
+		return
+	}
+	// Instances share asset lists per build: walk each distinct list once. A list is known by
+	// its manifest's bytes, since equal asset sets may still expect different hashes.
+	type list struct {
+		assets []model.Asset
+		ids    []string
+	}
+	lists := map[string]*list{}
+	var order []string
+	for _, o := range j.in.Observations {
+		if _, ok := j.keyOf[o.Target.ID]; !ok || len(o.Assets) == 0 {
+			continue
+		}
+		key := o.ManifestSHA256 + o.AssetsSHA256
+		l := lists[key]
+		if l == nil {
+			l = &list{assets: o.Assets}
+			lists[key] = l
+			order = append(order, key)
+		}
+		l.ids = append(l.ids, o.Target.ID)
+	}
+	refIDs := map[string][]string{}
+	hashIDs := map[[2]string][]string{} // (ref, expected hash) -> instances expecting it
+	for _, h := range order {
+		l := lists[h]
+		for _, a := range l.assets {
+			ac := cdn.Checks[a.Ref]
+			if ac == nil || !ac.Problem() {
+				continue
+			}
+			refIDs[a.Ref] = append(refIDs[a.Ref], l.ids...)
+			if a.Integrity != "" && len(ac.Integrity) > 0 {
+				k := [2]string{a.Ref, a.Integrity}
+				hashIDs[k] = append(hashIDs[k], l.ids...)
+			}
+		}
+	}
+	refs := make([]string, 0, len(refIDs))
+	for r := range refIDs {
+		refs = append(refs, r)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		ac, ids := cdn.Checks[ref], uniqueSorted(refIDs[ref])
+		p := ac.Primary
+		switch ac.State {
+		case model.AssetMissing:
+			for _, id := range ids {
+				j.status[id] = model.StatusMismatch
+			}
+			j.add(model.Finding{Kind: model.KindAssetMissing, Severity: model.SeverityError, Instances: ids, URL: p.URL, Status: p.Status,
+				Message: fmt.Sprintf("%s answers %d: referenced by %d instance(s) (%s)", p.URL, p.Status, len(ids), list3(ids))})
+		case model.AssetUnchecked:
+			j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids, URL: p.URL, Status: p.Status,
+				Message: fmt.Sprintf("%s could not be checked (%s): unknown, not missing", p.URL, p.Error)})
+		case model.AssetDegraded:
+			j.add(model.Finding{Kind: model.KindAssetDegraded, Severity: model.SeverityWarning, Instances: ids, URL: p.URL, Status: p.Status,
+				Message: fmt.Sprintf("%s is failing on the primary (%s) but a replica serves it: degraded, not missing", p.URL, orStatus(p))})
+		}
+		if ac.State == model.AssetOK || ac.State == model.AssetMissing {
+			for _, r := range ac.Replicas {
+				switch {
+				case r.State == model.AssetMissing && ac.State == model.AssetOK:
+					j.add(model.Finding{Kind: model.KindAssetReplicaMissing, Severity: model.SeverityWarning, Instances: ids, URL: r.URL, Status: r.Status,
+						Message: fmt.Sprintf("%s answers %d on a replica origin, while the primary has it", r.URL, r.Status)})
+				case r.State == model.AssetUnchecked:
+					j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids, URL: r.URL, Status: r.Status,
+						Message: fmt.Sprintf("%s could not be checked on a replica origin (%s): unknown, not missing", r.URL, orStatus(r))})
+				}
+			}
+		}
+		for _, ic := range ac.Integrity {
+			hids := uniqueSorted(hashIDs[[2]string{ref, ic.Integrity}])
+			if len(hids) == 0 {
+				continue
+			}
+			if ic.Error != "" {
+				for _, id := range hids {
+					j.status[id] = model.StatusMismatch
+				}
+				j.add(model.Finding{Kind: model.KindAssetIntegrity, Severity: model.SeverityError, Instances: hids, URL: p.URL,
+					Message:  fmt.Sprintf("%s: the CDN's bytes do not match the hash the manifest of %d instance(s) (%s) carries: %s", p.URL, len(hids), list3(hids), ic.Error),
+					Evidence: map[string]string{"want": ic.Integrity}})
+			}
+			if ic.Unchecked != "" {
+				j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: hids, URL: p.URL, Status: p.Status,
+					Message: fmt.Sprintf("%s exists, but its bytes could not be checked against the manifest's hash (%s): unknown, not wrong", p.URL, ic.Unchecked)})
+			}
+		}
+	}
+}
+
+func orStatus(o model.OriginCheck) string {
+	if o.Error != "" {
+		return o.Error
+	}
+	return fmt.Sprintf("status %d", o.Status)
+}
+
+func uniqueSorted(xs []string) []string {
+	out := append([]string(nil), xs...)
+	sort.Strings(out)
+	n := 0
+	for i, x := range out {
+		if i == 0 || x != out[n-1] {
+			out[n] = x
+			n++
+		}
+	}
+	return out[:n]
+}
+
+// list3 names up to three items and counts the rest.
+func list3(ids []string) string {
+	if len(ids) <= 3 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:3], ", "), len(ids)-3)
+}

@@ -1,0 +1,124 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/polygraph-dev/polygraph/model"
+)
+
+func (j *judge) report() *model.Report {
+	r := &model.Report{
+		Schema: model.ReportSchema, StartedAt: j.in.StartedAt.UTC(), DurationMS: j.in.Duration.Milliseconds(),
+		Release: j.rel, Instances: j.insts, Groups: j.grps, Findings: j.findings,
+	}
+	if r.Instances == nil {
+		r.Instances = []model.Instance{}
+	}
+	if r.Groups == nil {
+		r.Groups = []model.Group{}
+	}
+	if r.Findings == nil {
+		r.Findings = []model.Finding{}
+	}
+	sort.SliceStable(r.Findings, func(a, b int) bool {
+		fa, fb := r.Findings[a], r.Findings[b]
+		if fa.Severity.Rank() != fb.Severity.Rank() {
+			return fa.Severity.Rank() > fb.Severity.Rank()
+		}
+		if fa.Kind != fb.Kind {
+			return kindOrder(fa.Kind) < kindOrder(fb.Kind)
+		}
+		if fa.Instance != fb.Instance {
+			return fa.Instance < fb.Instance
+		}
+		return fa.URL < fb.URL
+	})
+	for i := range r.Instances {
+		in := &r.Instances[i]
+		in.Status = j.status[in.ID]
+		r.Summary.Instances++
+		switch in.Status {
+		case model.StatusOK:
+			r.Summary.OK++
+		case model.StatusMismatch:
+			r.Summary.Mismatch++
+		case model.StatusUnreachable:
+			r.Summary.Unreachable++
+		default:
+			r.Summary.Error++
+		}
+	}
+	r.Summary.Findings = len(r.Findings)
+	if c := j.in.CDN; c != nil {
+		r.CDN = model.CDNSummary{Checked: c.Checked, Skipped: c.Skipped, Requests: c.Requests, Unchecked: c.Unchecked, IntegrityChecked: c.IntegrityChecked}
+		for _, ac := range c.Checks {
+			if ac.State == model.AssetMissing {
+				r.CDN.Missing++
+			}
+		}
+	}
+	switch r.Worst() {
+	case model.SeverityError:
+		r.Verdict = model.VerdictFail
+	case model.SeverityWarning:
+		r.Verdict = model.VerdictWarn
+	default:
+		r.Verdict = model.VerdictPass
+	}
+	if n := len(j.in.Observations); n > 0 && j.answered() == 0 {
+		r.Verdict = model.VerdictError
+		r.Error = fmt.Sprintf("not a single instance answered (%d probed)", n)
+	} else if c := j.in.CDN; c != nil && c.PrimaryDown != "" {
+		// The findings stand (exit 1 when they reach the threshold); otherwise the run could
+		// not verify the CDN, which is exit 3, never a pass.
+		r.Error = c.PrimaryDown
+	}
+	return r
+}
+
+// answered counts the instances that answered: with a usable HTTP response, or with a
+// certificate that fails verification (evidence of its own, a cert-invalid finding). Whether
+// the fleet is probed over http or https makes no difference: a fleet answering only 5xx has
+// not answered.
+func (j *judge) answered() int {
+	n := 0
+	for _, o := range j.in.Observations {
+		if o.Reached || (o.TLS != nil && o.TLS.VerifyError != "") {
+			n++
+		}
+	}
+	return n
+}
+
+// Unverified is the report of a run that could not verify at all (verdict "error", exit 3):
+// what is known of the release, and why. It is written like any report, so a report from an
+// earlier run never stands in for this one.
+func Unverified(rel *model.Release, started time.Time, d time.Duration, why string) *model.Report {
+	r := &model.Report{
+		Schema: model.ReportSchema, Verdict: model.VerdictError, Error: why,
+		StartedAt: started.UTC(), DurationMS: d.Milliseconds(),
+		Release:   model.Release{Source: model.SourceConsensus},
+		Instances: []model.Instance{}, Groups: []model.Group{}, Findings: []model.Finding{},
+	}
+	if rel != nil {
+		r.Release = *rel
+	}
+	return r
+}
+
+var kinds = []model.Kind{
+	model.KindTagMoved, model.KindVersionLie, model.KindDigestMismatch, model.KindContentMismatch, model.KindContentDrift,
+	model.KindAssetMissing, model.KindAssetIntegrity, model.KindManifestInvalid, model.KindUnreachable, model.KindCertInvalid,
+	model.KindAssetUnchecked, model.KindDigestUnchecked, model.KindAssetReplicaMissing, model.KindAssetDegraded, model.KindCertExpiring, model.KindCertMismatch,
+}
+
+func kindOrder(k model.Kind) int {
+	for i, x := range kinds {
+		if x == k {
+			return i
+		}
+	}
+	return len(kinds)
+}
