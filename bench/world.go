@@ -35,7 +35,7 @@ type Workload struct {
 	ProbeConcurrency, CDNConcurrency int
 }
 
-// DefaultWorkload is the workload of issue 2, item 12: 10,000 instances serving 25 KB
+// DefaultWorkload is the fleet benchmark's workload: 10,000 instances serving 25 KB
 // manifests with 200 entries, 10% of them on 199 other builds (40,000 unique assets), 20 ms
 // of latency, and a CDN missing 2% of the assets.
 func DefaultWorkload() Workload {

@@ -68,6 +68,24 @@ type Probe struct {
 	TLS         TLS               `yaml:"tls"`
 	MaxBody     ByteSize          `yaml:"max_body"`
 	Headers     map[string]string `yaml:"headers"`
+	Runtime     Runtime           `yaml:"runtime"`
+}
+
+// Runtime names the trusted source of the digest each instance runs (evidence, never a
+// claim). probe.digest.source ssm|docker is a shorthand for it.
+type Runtime struct {
+	Source     string     `yaml:"source"`      // ssm | docker
+	Container  string     `yaml:"container"`   // a name, an ID or label=KEY=VALUE
+	Engine     string     `yaml:"engine"`      // for ssm: docker (default) | containerd | podman | nerdctl
+	DockerHost string     `yaml:"docker_host"` // for docker: tcp://{host}:2376
+	TLS        RuntimeTLS `yaml:"tls"`         // for docker
+}
+
+// RuntimeTLS holds the Docker Engine API's CA and client certificate files.
+type RuntimeTLS struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // Manifest locates and parses the static-asset manifest.

@@ -21,6 +21,8 @@ var (
 	CompareModes  = []string{"assets", "bytes"}
 	AddressKinds  = []string{"private_ip", "public_ip", "private_dns"}
 	ExpectModes   = []string{"release", "fleet"}
+	RuntimeKinds  = []string{"ssm", "docker"}
+	Engines       = []string{"docker", "containerd", "podman", "nerdctl"}
 	OnErrorModes  = []string{"abandon", "continue"}
 )
 
@@ -73,6 +75,8 @@ func (c *Config) setDefaults() {
 	if p.TLS.CAFile != "" {
 		p.TLS.CAFile = c.Abs(p.TLS.CAFile)
 	}
+	rt := &p.Runtime.TLS
+	rt.CAFile, rt.CertFile, rt.KeyFile = c.Abs(rt.CAFile), c.Abs(rt.CertFile), c.Abs(rt.KeyFile)
 	if p.MaxBody == 0 {
 		p.MaxBody = DefaultMaxBody
 	}
@@ -220,6 +224,7 @@ func (v *validator) validate() {
 			v.fail("probe.digest", "probe.digest.source %s needs container", d.Source)
 		}
 	}
+	v.runtime()
 	if d.Pointer != "" && !strings.HasPrefix(d.Pointer, "/") {
 		v.fail("probe.digest.pointer", "probe.digest.pointer must be a JSON pointer starting with /, got %q", d.Pointer)
 	}

@@ -18,7 +18,8 @@ type Source interface {
 }
 
 // Discover lists every source's targets, merged and de-duplicated by address (the first
-// source to name an address wins; later ones add labels it lacks).
+// source to name an address wins; later ones add labels it lacks). A target without an
+// address (one that cannot be dialed) is de-duplicated by its ID instead.
 func Discover(ctx context.Context, sources ...Source) ([]model.Target, error) {
 	var out []model.Target
 	byAddr := map[string]int{}
@@ -28,7 +29,11 @@ func Discover(ctx context.Context, sources ...Source) ([]model.Target, error) {
 			return nil, fmt.Errorf("listing %s instances: %w", s.Name(), err)
 		}
 		for _, t := range ts {
-			if i, dup := byAddr[t.Address]; dup {
+			key := t.Address
+			if key == "" {
+				key = "id:" + t.ID
+			}
+			if i, dup := byAddr[key]; dup {
 				for k, v := range t.Labels {
 					if _, ok := out[i].Labels[k]; !ok {
 						if out[i].Labels == nil {
@@ -39,7 +44,7 @@ func Discover(ctx context.Context, sources ...Source) ([]model.Target, error) {
 				}
 				continue
 			}
-			byAddr[t.Address] = len(out)
+			byAddr[key] = len(out)
 			out = append(out, t)
 		}
 	}

@@ -61,11 +61,6 @@ func Formats() []Format {
 	return fs
 }
 
-// Known reports whether f names a supported format or auto.
-func Known(f Format) bool {
-	return f == Auto || f == "" || lookup(f) != nil
-}
-
 func lookup(f Format) parser {
 	for _, p := range parsers {
 		if p.format() == f {

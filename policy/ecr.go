@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
+
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 )
 
 // TagMutability tells whether a repository lets a pushed tag be overwritten.
@@ -52,7 +54,7 @@ func (e *ecrMutability) TagsMutable(ctx context.Context, registry, repository st
 		RepositoryNames: []string{repository},
 	})
 	if err != nil {
-		return false, true, fmt.Errorf("describing ECR repository %q: %w", repository, err)
+		return false, true, fmt.Errorf("describing ECR repository %q: %w", repository, awsconf.Wrap(err, region))
 	}
 	for _, r := range out.Repositories {
 		if aws.ToString(r.RepositoryName) == repository {

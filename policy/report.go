@@ -40,10 +40,11 @@ type Summary struct {
 	Findings int `json:"findings"`
 	// Suppressed is the number of findings that a valid exception suppressed.
 	Suppressed int `json:"suppressed"`
-	// Skipped is the number of files not checked: excluded (policy.exclude, --skip-path), or
-	// met in a directory and not parseable, not a regular file or too large.
-	Skipped int `json:"skipped"`
-	// SkippedFiles lists the files counted in Skipped, each with the reason.
+	// Skipped lists the files not checked, by path, as earlier versions did: excluded
+	// (policy.exclude, --skip-path), or met in a directory and not parseable, not a regular
+	// file or too large. Its length is the count the text summary prints.
+	Skipped []string `json:"skipped,omitempty"`
+	// SkippedFiles lists the same files, each with the reason.
 	SkippedFiles []Skip `json:"skipped_files,omitempty"`
 }
 

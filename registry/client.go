@@ -55,7 +55,6 @@ type options struct {
 	maxLayer    int64
 	platform    string
 	backoff     remote.Backoff
-	userAgent   string
 	version     string
 	now         func() time.Time
 	insecure    []string
@@ -99,11 +98,9 @@ func WithPlatform(p string) Option { return func(o *options) { o.platform = p } 
 // deadline is honoured between attempts to within one wait. The default is DefaultBackoff.
 func WithRetryBackoff(b remote.Backoff) Option { return func(o *options) { o.backoff = b } }
 
-// WithUserAgent sets the User-Agent sent to registries. The default is "polygraph".
-func WithUserAgent(ua string) Option { return func(o *options) { o.userAgent = ua } }
-
-// WithPolygraphVersion sets the polygraph_version written into release records. The default is
-// empty (the field is omitted).
+// WithPolygraphVersion sets the polygraph_version written into release records, and the
+// User-Agent sent to registries ("polygraph/VERSION"). The default is empty: the field is
+// omitted and the User-Agent is "polygraph".
 func WithPolygraphVersion(v string) Option { return func(o *options) { o.version = v } }
 
 // WithClock sets the clock that stamps recorded_at. The default is time.Now.
@@ -125,7 +122,6 @@ func New(opts ...Option) (*Client, error) {
 		maxLayer:    DefaultMaxLayerSize,
 		platform:    DefaultPlatform,
 		backoff:     DefaultBackoff,
-		userAgent:   "polygraph",
 		now:         time.Now,
 		format:      manifest.Auto,
 	}
@@ -153,11 +149,15 @@ func New(opts ...Option) (*Client, error) {
 			o.cacheDir = filepath.Join(dir, "polygraph", "registry")
 		}
 	}
+	userAgent := "polygraph"
+	if o.version != "" {
+		userAgent += "/" + o.version
+	}
 	p, err := remote.NewPuller(
 		remote.WithAuthFromKeychain(o.keychain),
 		remote.WithTransport(plainHTTPGuard{next: o.transport, listed: o.insecure}),
 		remote.WithRetryBackoff(o.backoff),
-		remote.WithUserAgent(o.userAgent),
+		remote.WithUserAgent(userAgent),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
@@ -168,9 +168,6 @@ func New(opts ...Option) (*Client, error) {
 	}
 	return c, nil
 }
-
-// CacheDir returns the cache directory in use ("" when caching is off).
-func (c *Client) CacheDir() string { return c.o.cacheDir }
 
 // parseRef parses a reference. A registry allowed plain HTTP (WithInsecureRegistries) is
 // marked insecure, so the library falls back to HTTP when HTTPS fails; for any other registry

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/awslabs/amazon-ecr-credential-helper/ecr-login/api"
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 )
 
 // Keychain returns the default credential sources: the Docker config (docker login and its
@@ -39,11 +40,10 @@ func (ecrKeychain) ResolveContext(ctx context.Context, r authn.Resource) (authn.
 	if err != nil {
 		return authn.Anonymous, nil // not an ECR host
 	}
-	var opts []func(*config.LoadOptions) error
+	cfg, err := awsconf.LoadDefault(ctx)
 	if reg.Region != "" {
-		opts = append(opts, config.WithRegion(reg.Region))
+		cfg, err = awsconf.Load(ctx, reg.Region)
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, &AuthError{Registry: host, Err: fmt.Errorf("loading the AWS configuration for Amazon ECR: %w", err)}
 	}

@@ -41,33 +41,6 @@ type DigestSet struct {
 	Digests []model.RecordDigest `json:"digests"`
 }
 
-// Strings returns the unique digests of the set, top first.
-func (s *DigestSet) Strings() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, d := range s.Digests {
-		if !seen[d.Digest] {
-			seen[d.Digest] = true
-			out = append(out, d.Digest)
-		}
-	}
-	return out
-}
-
-// Platforms returns the platforms of the set, in index order.
-func (s *DigestSet) Platforms() []string {
-	var out []string
-	for _, d := range s.Digests {
-		if d.Kind == KindManifest && d.Platform != "" {
-			out = append(out, d.Platform)
-		}
-	}
-	return out
-}
-
-// Contains reports whether digest is a member of the set; see Equivalent.
-func (s *DigestSet) Contains(digest string) bool { return Equivalent(s, digest) }
-
 // Equivalent reports whether digest identifies the same release as set: whether it is any
 // member of the set, whichever one the runtime recorded (Docker records the config digest as
 // .Image and the index digest in RepoDigests; containerd the index or the platform manifest).

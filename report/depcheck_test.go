@@ -9,5 +9,5 @@ import (
 // The renderers use, of polygraph's packages, only the models they render: model, and the
 // policy report (policy, with the config it reads).
 func TestImports(t *testing.T) {
-	depcheck.Check(t, ".", "model", "policy", "config", "internal/safeio")
+	depcheck.Check(t, ".", "model", "policy", "config", "internal/safeio", "internal/awsconf")
 }

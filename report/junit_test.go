@@ -156,8 +156,12 @@ type reporter interface {
 	Fatalf(format string, args ...any)
 }
 
-// recorder records failures; Fatalf stops by panicking, as t.Fatalf stops a test.
-type recorder struct{ failed bool }
+// recorder records failures instead of failing the test; Fatalf stops by panicking, as
+// t.Fatalf stops a test.
+type recorder struct {
+	testing.TB
+	failed bool
+}
 
 func (r *recorder) Helper()               {}
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
@@ -335,7 +339,7 @@ func TestJUnitShapeCheckRejects(t *testing.T) {
 		"unknown element": `<testsuites tests="1" failures="0" errors="0"><testsuite name="a" tests="1" failures="0" errors="0" skipped="0" time="0"><case name="x"/></testsuite></testsuites>`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			rec := &recorder{}
+			rec := &recorder{TB: t}
 			func() {
 				defer func() {
 					if p := recover(); p != nil && p != rec {

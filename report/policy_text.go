@@ -47,8 +47,8 @@ func renderPolicyText(w io.Writer, r *policy.Report, o Options) error {
 	fmt.Fprintf(&b, "policy %s: %d finding%s in %d image reference%s across %d file%s",
 		r.Verdict, len(r.Findings), plural(len(r.Findings)), r.Summary.Images, plural(r.Summary.Images),
 		r.Summary.Files, plural(r.Summary.Files))
-	if r.Summary.Skipped > 0 {
-		fmt.Fprintf(&b, ", %d file%s skipped", r.Summary.Skipped, plural(r.Summary.Skipped))
+	if n := len(r.Summary.Skipped); n > 0 {
+		fmt.Fprintf(&b, ", %d file%s skipped", n, plural(n))
 	}
 	if r.Summary.Suppressed > 0 {
 		fmt.Fprintf(&b, " (%d suppressed by exceptions)", r.Summary.Suppressed)

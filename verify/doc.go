@@ -1,4 +1,3 @@
 // Package verify is the judge: a pure function from the expected release and what the probes
-// observed to a report of typed findings, and the renderers of that report. It does no I/O
-// beyond writing a rendered report.
+// observed to a report of typed findings. It does no I/O; package report renders its report.
 package verify

@@ -1,4 +1,4 @@
-// Command fleetbench is polygraph's fleet benchmark (issue 2, item 12). It starts a simulated
+// Command fleetbench is polygraph's fleet benchmark (docs/benchmark.md). It starts a simulated
 // fleet of 10,000 instances and its CDN in a child process (itself, re-executed with
 // -serve-world), then runs `polygraph verify` and the hand-written fetcher of bench/fetcher
 // against it, each as a separate process, several times, and prints wall time and peak RSS
@@ -28,7 +28,7 @@ import (
 	"github.com/polygraph-dev/polygraph/bench/fetch"
 )
 
-// Targets of issue 2, item 12.
+// Targets: polygraph's wall time and peak RSS at most these multiples of the fetcher's.
 const (
 	wallTarget = 1.25
 	rssTarget  = 1.5

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/config"
@@ -73,6 +73,7 @@ func policyCheck(c *cli.Context) error {
 	defer cancel()
 
 	exclude := append(append([]string(nil), cfg.Policy.Exclude...), c.StringSlice("skip-path")...)
+	g.logger.Debug("reading deploy configurations", "paths", paths)
 	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger, policy.WithExclude(exclude...))
 	if err != nil {
 		var se *safeio.Error
@@ -94,7 +95,7 @@ func policyCheck(c *cli.Context) error {
 			return usageErr(err)
 		}
 		opts = append(opts, policy.WithResolver(resolver))
-		if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err != nil {
+		if awsCfg, err := awsconf.LoadDefault(ctx); err != nil {
 			g.logger.Warn("not checking ECR tag mutability: loading the AWS configuration", "err", err)
 		} else {
 			opts = append(opts, policy.WithTagMutability(policy.ECRTagMutability(awsCfg)))

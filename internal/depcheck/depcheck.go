@@ -1,6 +1,6 @@
 // Package depcheck guards the direction of polygraph's imports from tests: which of
 // polygraph's packages a package may depend on, which packages it must never reach, and the
-// layering of the whole module (see Layers).
+// layering of the whole module (see Layer and CheckGraph).
 package depcheck
 
 import (

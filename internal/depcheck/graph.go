@@ -35,9 +35,9 @@ func (l Layer) String() string {
 
 var (
 	leaves = []string{"model", "manifest", "config"}
-	// utilities are internal packages at the leaf layer: small helpers that import no
-	// polygraph package but model, which leaves and stages alike may use.
-	utilities = []string{"internal/safeio", "internal/awsconf"}
+	// libraries are internal packages every layer may use like a leaf: they import no
+	// polygraph package but leaves (the size-capped reader, the one AWS configuration loader).
+	libraries = []string{"internal/safeio", "internal/awsconf"}
 	stages    = []string{"fleet", "probe", "running", "registry", "verify", "report", "policy", "diagnose", "hook"}
 )
 
@@ -53,7 +53,7 @@ var StageExceptions = map[[2]string]string{
 func Classify(pkg string) (layer Layer, family string, ok bool) {
 	first, rest, _ := strings.Cut(pkg, "/")
 	switch {
-	case contains(utilities, pkg):
+	case contains(libraries, pkg):
 		return Leaf, pkg, true
 	case contains(leaves, first):
 		return Leaf, first, true
@@ -89,8 +89,14 @@ func Violation(from, to string) string {
 		return fmt.Sprintf("%s imports %s: nothing imports a command", from, to)
 	case tl == Pipeline && fl != Command:
 		return fmt.Sprintf("%s imports %s: only commands import the pipeline", from, to)
-	case fl == Leaf && (ff == "model" || (tf != "model" && !contains(utilities, tf)) || (contains(utilities, ff) && tf != "model")):
-		return fmt.Sprintf("%s imports %s: model imports no polygraph package, the utilities (%s) only model, and the other leaves (%s) only model and the utilities", from, to, strings.Join(utilities, ", "), strings.Join(leaves[1:], ", "))
+	case ff == "model":
+		return fmt.Sprintf("%s imports %s: model imports no polygraph package", from, to)
+	case fl == Leaf && contains(libraries, ff) && tl == Leaf:
+		return ""
+	case fl == Leaf && contains(libraries, tf):
+		return ""
+	case fl == Leaf && (tf != "model" || ff == "model"):
+		return fmt.Sprintf("%s imports %s: model imports no polygraph package, and the other leaves (%s) only model", from, to, strings.Join(leaves[1:], ", "))
 	case fl == Stage && tl == Stage && StageExceptions[[2]string{ff, tf}] == "":
 		return fmt.Sprintf("%s imports %s: a stage imports no other stage, except as depcheck.StageExceptions documents", from, to)
 	case fl == Stage && tl == Support:

@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -172,7 +172,15 @@ func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	targets, err := fleet.Discover(ctx, sources...)
+	awsSources, err := AWSSources(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := fleet.Discover(ctx, append(sources, awsSources...)...)
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return nil, err // an unknown or unprobeable target group
+	}
 	if err != nil {
 		return nil, &UnverifiableError{Reason: "could not list the fleet", Err: err}
 	}
@@ -214,12 +222,9 @@ func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Tar
 }
 
 // RuntimeSource builds the trusted digest source the config names (probe.runtime), or nil.
-func RuntimeSource(_ context.Context, cfg *config.Config) (running.Source, error) {
-	switch cfg.Probe.Digest.Source {
-	case "ssm", "docker":
-		return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.digest.source %s is not supported by this build yet (use http, header or ec2-tag)", cfg.Probe.Digest.Source)}
-	}
-	return nil, nil
+// The SSM source's AWS clients come from LoadAWS.
+func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
+	return runtimeSource(ctx, cfg)
 }
 
 // CheckCDN looks up every asset the observations reference, once per unique URL, on the
@@ -280,7 +285,7 @@ func uniqueAssets(obs []model.Observation) []model.Asset {
 	return out
 }
 
-// Sources builds the fleet sources the config names.
+// Sources builds the static fleet source the config names (AWSSources builds the others).
 func Sources(cfg *config.Config) ([]fleet.Source, error) {
 	var out []fleet.Source
 	if len(cfg.Fleet.Static) > 0 {
@@ -290,11 +295,8 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 		}
 		out = append(out, st)
 	}
-	if cfg.Fleet.EC2 != nil || len(cfg.Fleet.TargetGroups) > 0 {
-		return nil, &config.Error{File: cfg.File, Msg: "fleet.ec2 and fleet.target_groups are not supported by this build yet; list instances under fleet.static"}
-	}
-	if len(out) == 0 {
-		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static entries"}
+	if len(out) == 0 && cfg.Fleet.EC2 == nil && len(cfg.Fleet.TargetGroups) == 0 {
+		return nil, &config.Error{File: cfg.File, Msg: "no fleet configured: add fleet.static, fleet.ec2 or fleet.target_groups"}
 	}
 	return out, nil
 }
@@ -340,13 +342,16 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 	)
 }
 
+// maxCAFileSize bounds probe.tls.ca_file (a system bundle is a few hundred KiB).
+const maxCAFileSize = 4 << 20
+
 func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	t := cfg.Probe.TLS
 	tc := &tls.Config{InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // opt-in, documented
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := safeio.ReadFile(t.CAFile, maxCAFileSize)
 		if err != nil {
-			return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.tls.ca_file: %v", errors.Unwrap(err))}
+			return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.tls.ca_file: %v", err)}
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil {

@@ -68,6 +68,9 @@ type Spec struct {
 	LaunchedAt time.Time
 	// Labels are carried into targets.
 	Labels map[string]string
+	// Runtime, when set, is what the instance's Docker Engine API reports it runs, served on
+	// the instance's own address (see Fleet.docker); nil answers "No such container".
+	Runtime *Runtime
 }
 
 // Instance is one running simulated instance.
@@ -129,6 +132,9 @@ type FleetOptions struct {
 	TLS bool
 	// Host is the name the certificates cover (probe.host), beside every instance's address.
 	Host string
+	// SamePort binds every instance on one port (each on its own address), as a fleet
+	// discovered from EC2 with one fleet.ec2.port.
+	SamePort bool
 }
 
 // next hands out loopback addresses: 127.0.1.1, 127.0.1.2, ... 127.0.1.254, 127.0.2.1, ...
@@ -141,6 +147,23 @@ func NextAddr() string {
 	second := third / 256
 	third %= 256
 	return fmt.Sprintf("127.%d.%d.%d", second, third, fourth)
+}
+
+// listen binds the next loopback address, on the port of the first listener when samePort
+// is set (trying later addresses when that port is taken there).
+func listen(before []net.Listener, samePort bool) (net.Listener, error) {
+	if !samePort || len(before) == 0 {
+		return net.Listen("tcp", NextAddr()+":0")
+	}
+	port := before[0].Addr().(*net.TCPAddr).Port
+	var err error
+	for range 20 {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", fmt.Sprintf("%s:%d", NextAddr(), port)); err == nil {
+			return ln, nil
+		}
+	}
+	return nil, err
 }
 
 // StartFleet starts one server per spec, each on its own loopback address with an ephemeral
@@ -165,7 +188,7 @@ func StartFleetWith(specs []Spec, fo FleetOptions) (*Fleet, error) {
 			s.ID = fmt.Sprintf("web-%d", i+1)
 		}
 		in := &Instance{Spec: s}
-		ln, err := net.Listen("tcp", NextAddr()+":0")
+		ln, err := listen(lns[:i], fo.SamePort)
 		if err != nil {
 			f.closeListeners(lns)
 			return nil, fmt.Errorf("binding instance %s: %w", s.ID, err)
@@ -227,9 +250,6 @@ func (f *Fleet) closeListeners(lns []net.Listener) {
 		}
 	}
 }
-
-// URL returns the URL of path on an instance, for probing it directly.
-func (f *Fleet) URL(in *Instance, path string) string { return f.Scheme + "://" + in.Address + path }
 
 // Close stops every instance.
 func (f *Fleet) Close() {
@@ -316,6 +336,9 @@ func (f *Fleet) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Path == f.ManifestPath && f.fault(w, r, s) {
+		return
+	}
+	if f.docker(w, r, s) {
 		return
 	}
 	switch r.URL.Path {

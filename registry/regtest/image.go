@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -93,34 +92,15 @@ func (p *Pushed) Digests() []string {
 	return out
 }
 
-// PushOption configures a push.
-type PushOption func(*pushOptions)
-
-type pushOptions struct {
-	transport http.RoundTripper
-}
-
-// WithTransport sets the HTTP transport of the push. The default is remote.DefaultTransport.
-func WithTransport(t http.RoundTripper) PushOption {
-	return func(o *pushOptions) { o.transport = t }
-}
-
-func (o *pushOptions) remote(ctx context.Context) []remote.Option {
-	// One upload at a time: the in-process registry buffers each upload in memory.
-	ro := []remote.Option{remote.WithContext(ctx), remote.WithJobs(1)}
-	if o.transport != nil {
-		ro = append(ro, remote.WithTransport(o.transport))
-	}
-	return ro
+// pushOptions are the options of every push: one upload at a time, since the in-process
+// registry buffers each upload in memory.
+func pushOptions(ctx context.Context) []remote.Option {
+	return []remote.Option{remote.WithContext(ctx), remote.WithJobs(1)}
 }
 
 // Push builds img and pushes it as a single-platform image to ref (a tag reference). Pushing
 // again to the same tag with other files re-points the tag.
-func Push(ctx context.Context, ref string, img Image, opts ...PushOption) (*Pushed, error) {
-	var o pushOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func Push(ctx context.Context, ref string, img Image) (*Pushed, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %q: %w", ref, err)
@@ -129,7 +109,7 @@ func Push(ctx context.Context, ref string, img Image, opts ...PushOption) (*Push
 	if err != nil {
 		return nil, err
 	}
-	if err := remote.Write(r, im, o.remote(ctx)...); err != nil {
+	if err := remote.Write(r, im, pushOptions(ctx)...); err != nil {
 		return nil, fmt.Errorf("pushing %q: %w", ref, err)
 	}
 	pi, err := describe(img.Platform, im)
@@ -140,11 +120,7 @@ func Push(ctx context.Context, ref string, img Image, opts ...PushOption) (*Push
 }
 
 // PushIndex builds the images of idx and pushes them as an OCI image index to ref.
-func PushIndex(ctx context.Context, ref string, idx Index, opts ...PushOption) (*Pushed, error) {
-	var o pushOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func PushIndex(ctx context.Context, ref string, idx Index) (*Pushed, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %q: %w", ref, err)
@@ -182,7 +158,7 @@ func PushIndex(ctx context.Context, ref string, idx Index, opts ...PushOption) (
 		}})
 		pushed.Attestation = d.String()
 	}
-	if err := remote.WriteIndex(r, ii, o.remote(ctx)...); err != nil {
+	if err := remote.WriteIndex(r, ii, pushOptions(ctx)...); err != nil {
 		return nil, fmt.Errorf("pushing %q: %w", ref, err)
 	}
 	d, err := ii.Digest()

@@ -1,0 +1,160 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
+	"github.com/polygraph-dev/polygraph/model"
+)
+
+// EC2Options say which instances the EC2 source lists and how they are addressed.
+type EC2Options struct {
+	// Region names the region in errors (the client already carries it).
+	Region string
+	// AutoScalingGroups keeps instances whose aws:autoscaling:groupName tag is one of these.
+	AutoScalingGroups []string
+	// Filters are extra DescribeInstances filters ("tag:Service": ["store-web"]).
+	Filters map[string][]string
+	// Address is private_ip, public_ip or private_dns. The default is private_ip.
+	Address string
+	// Port is the port every instance is probed on.
+	Port int
+	// DigestTag, when set, names the instance tag holding the digest the instance claims
+	// (the ec2-tag digest source). The default is no tag claim.
+	DigestTag string
+}
+
+// EC2 lists the pending and running instances DescribeInstances returns, filtered server-side.
+type EC2 struct {
+	client ec2.DescribeInstancesAPIClient
+	o      EC2Options
+}
+
+// NewEC2 returns the EC2 fleet source over client (one *ec2.Client built from the run's
+// aws.Config).
+func NewEC2(client ec2.DescribeInstancesAPIClient, o EC2Options) *EC2 {
+	if o.Address == "" {
+		o.Address = "private_ip"
+	}
+	return &EC2{client: client, o: o}
+}
+
+// Name returns "ec2".
+func (*EC2) Name() string { return "ec2" }
+
+// asgTag is the tag Auto Scaling puts on every instance it launches.
+const asgTag = "aws:autoscaling:groupName"
+
+// Filters returns the server-side filters of one DescribeInstances listing: states pending
+// and running, the Auto Scaling groups, then the user's filters in name order.
+func (e *EC2) Filters() []types.Filter {
+	out := []types.Filter{{Name: aws.String("instance-state-name"), Values: []string{"pending", "running"}}}
+	if len(e.o.AutoScalingGroups) > 0 {
+		out = append(out, types.Filter{Name: aws.String("tag:" + asgTag), Values: e.o.AutoScalingGroups})
+	}
+	names := make([]string, 0, len(e.o.Filters))
+	for k := range e.o.Filters {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		out = append(out, types.Filter{Name: aws.String(k), Values: e.o.Filters[k]})
+	}
+	return out
+}
+
+// Targets lists every page of DescribeInstances.
+func (e *EC2) Targets(ctx context.Context) ([]model.Target, error) {
+	in := &ec2.DescribeInstancesInput{Filters: e.Filters(), MaxResults: aws.Int32(1000)}
+	var out []model.Target
+	p := ec2.NewDescribeInstancesPaginator(e.client, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, awsconf.Wrap(err, e.o.Region)
+		}
+		for _, r := range page.Reservations {
+			for _, inst := range r.Instances {
+				out = append(out, instanceTarget(inst, e.o.Address, e.o.Port, e.o.DigestTag))
+			}
+		}
+	}
+	return out, nil
+}
+
+// addressWords says in an error which address an instance lacks.
+var addressWords = map[string]string{"private_ip": "private IP address", "public_ip": "public IP address", "private_dns": "private DNS name"}
+
+// instanceTarget turns one described instance into a target addressed per kind and port.
+func instanceTarget(inst types.Instance, kind string, port int, digestTag string) model.Target {
+	id := aws.ToString(inst.InstanceId)
+	t := model.Target{ID: id, Source: "ec2", Labels: map[string]string{}}
+	if inst.LaunchTime != nil {
+		t.LaunchedAt = inst.LaunchTime.UTC()
+	}
+	var host string
+	switch kind {
+	case "public_ip":
+		host = aws.ToString(inst.PublicIpAddress)
+	case "private_dns":
+		host = aws.ToString(inst.PrivateDnsName)
+	default:
+		host = aws.ToString(inst.PrivateIpAddress)
+	}
+	if host == "" {
+		t.Unreachable = fmt.Sprintf("instance %s has no %s (fleet.ec2.address is %s)", id, addressWords[kind], kind)
+	} else {
+		t.Address = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	if inst.Placement != nil && aws.ToString(inst.Placement.AvailabilityZone) != "" {
+		t.Labels["az"] = aws.ToString(inst.Placement.AvailabilityZone)
+	}
+	if inst.InstanceType != "" {
+		t.Labels["instance_type"] = string(inst.InstanceType)
+	}
+	t.Labels["lifecycle"] = "on-demand"
+	if inst.InstanceLifecycle != "" {
+		t.Labels["lifecycle"] = string(inst.InstanceLifecycle)
+	}
+	if ami := aws.ToString(inst.ImageId); ami != "" {
+		t.Labels["ami"] = ami
+	}
+	for _, tag := range inst.Tags {
+		switch k := aws.ToString(tag.Key); {
+		case k == asgTag:
+			t.Labels["asg"] = aws.ToString(tag.Value)
+		case digestTag != "" && k == digestTag:
+			t.ReportedDigest = tagDigest(aws.ToString(tag.Value))
+		}
+	}
+	return t
+}
+
+var hexDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// tagDigest reads a digest claim from a tag value in canonical form (sha256: and lower-case
+// hex, whether the tag holds repo@sha256:..., bare hex or upper case). A value that is no
+// digest is no claim.
+func tagDigest(v string) string {
+	d := strings.ToLower(strings.TrimSpace(v))
+	if i := strings.LastIndex(d, "@"); i >= 0 {
+		d = d[i+1:]
+	}
+	if len(d) == 64 && !strings.Contains(d, ":") {
+		d = "sha256:" + d
+	}
+	if !hexDigest.MatchString(d) {
+		return ""
+	}
+	return d
+}

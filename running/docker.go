@@ -1,0 +1,185 @@
+package running
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/polygraph-dev/polygraph/model"
+)
+
+// DockerOption tunes the Docker source.
+type DockerOption func(*dockerOptions)
+
+type dockerOptions struct {
+	host        string
+	tls         *tls.Config
+	concurrency int
+	timeout     time.Duration
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	logger      *slog.Logger
+}
+
+// DefaultDockerHost is the Docker Engine address template; {host} is the instance's address
+// host.
+const DefaultDockerHost = "tcp://{host}:2376"
+
+// DockerAPIVersion is the Engine API version asked for (Docker 19.03 and later serve it). A
+// fixed version spares one version-negotiation request per instance.
+const DockerAPIVersion = "1.40"
+
+// WithDockerHost sets the Engine address template. The default is DefaultDockerHost.
+func WithDockerHost(template string) DockerOption {
+	return func(o *dockerOptions) { o.host = template }
+}
+
+// WithDockerTLS sets the TLS configuration (CA and client certificate) for the Engine API.
+// The default is plain HTTP, for a daemon listening without TLS.
+func WithDockerTLS(c *tls.Config) DockerOption { return func(o *dockerOptions) { o.tls = c } }
+
+// WithDockerConcurrency sets how many instances are asked at once. The default is 16.
+func WithDockerConcurrency(n int) DockerOption { return func(o *dockerOptions) { o.concurrency = n } }
+
+// WithDockerTimeout bounds the requests to one instance. The default is 10s.
+func WithDockerTimeout(d time.Duration) DockerOption { return func(o *dockerOptions) { o.timeout = d } }
+
+// WithDockerDialer sets the dialer of Engine API connections. The default is net.Dialer.
+func WithDockerDialer(d func(ctx context.Context, network, addr string) (net.Conn, error)) DockerOption {
+	return func(o *dockerOptions) { o.dial = d }
+}
+
+// WithDockerLogger sets the logger. The default discards.
+func WithDockerLogger(l *slog.Logger) DockerOption { return func(o *dockerOptions) { o.logger = l } }
+
+// Docker reads running digests from each instance's Docker Engine API:
+// GET /containers/{name}/json, then GET /images/{id}/json.
+type Docker struct {
+	container string
+	o         dockerOptions
+}
+
+// NewDocker returns the Docker source asking about container (a name, an ID or
+// "label=KEY=VALUE").
+func NewDocker(container string, opts ...DockerOption) (*Docker, error) {
+	o := dockerOptions{host: DefaultDockerHost, concurrency: 16, timeout: 10 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.dial == nil {
+		o.dial = (&net.Dialer{Timeout: o.timeout}).DialContext
+	}
+	if !ValidContainer(container) {
+		return nil, fmt.Errorf("container %q must be a name, an ID or label=KEY=VALUE", container)
+	}
+	if !strings.HasPrefix(o.host, "tcp://") || !strings.Contains(o.host, "{host}") {
+		return nil, fmt.Errorf("docker_host %q must be tcp://{host}:PORT", o.host)
+	}
+	if o.concurrency < 1 {
+		o.concurrency = 1
+	}
+	return &Docker{container: container, o: o}, nil
+}
+
+// Name returns "docker".
+func (*Docker) Name() string { return "docker" }
+
+// RunningDigests asks every target's Engine API, a bounded number at once.
+func (d *Docker) RunningDigests(ctx context.Context, targets []model.Target) ([]model.RunningDigest, error) {
+	res := make([]model.RunningDigest, len(targets))
+	sem := make(chan struct{}, d.o.concurrency)
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		res[i] = model.RunningDigest{TargetID: t.ID, Source: "docker"}
+		host, _, err := net.SplitHostPort(t.Address)
+		if t.Address == "" || err != nil {
+			res[i].Unknown = fmt.Sprintf("%s has no address to reach its Docker Engine API at", t.ID)
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			res[i].Unknown = fmt.Sprintf("the Docker Engine API of %s was not asked: %v", t.ID, ctx.Err())
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res[i] = d.ask(ctx, t.ID, host)
+		}()
+	}
+	wg.Wait()
+	return res, nil
+}
+
+// ask reads one instance's container and image.
+func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
+	r := model.RunningDigest{TargetID: id, Source: "docker"}
+	endpoint := strings.ReplaceAll(d.o.host, "{host}", hostForURL(host))
+	tr := &http.Transport{TLSClientConfig: d.o.tls, DisableKeepAlives: false, MaxIdleConns: 1}
+	c, err := client.New(
+		client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithHost(endpoint),
+		client.WithDialContext(d.o.dial),
+		client.WithAPIVersion(DockerAPIVersion),
+		client.WithTimeout(d.o.timeout),
+	)
+	if err != nil {
+		r.Unknown = fmt.Sprintf("Docker Engine API of %s at %s: %v", id, endpoint, err)
+		return r
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, d.o.timeout)
+	defer cancel()
+	name := d.container
+	if sel, ok := strings.CutPrefix(name, "label="); ok {
+		list, err := c.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", sel)})
+		if err != nil {
+			r.Unknown = fmt.Sprintf("listing containers of %s at %s: %v", id, endpoint, err)
+			return r
+		}
+		if len(list.Items) == 0 {
+			r.Unknown = fmt.Sprintf("no running container on %s has label %s", id, sel)
+			return r
+		}
+		name = list.Items[0].ID
+	}
+	ci, err := c.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if err != nil {
+		r.Unknown = fmt.Sprintf("inspecting container %s on %s at %s: %v", name, id, endpoint, err)
+		return r
+	}
+	im, err := c.ImageInspect(ctx, ci.Container.Image)
+	if err != nil {
+		r.Unknown = fmt.Sprintf("inspecting image %s on %s at %s: %v", ci.Container.Image, id, endpoint, err)
+		return r
+	}
+	r.ImageID = canonical(im.ID)
+	for _, rd := range im.RepoDigests {
+		if i := strings.LastIndex(rd, "@"); i > 0 && canonical(rd[i+1:]) != "" {
+			r.RepoDigests = append(r.RepoDigests, rd[:i]+"@"+canonical(rd[i+1:]))
+		}
+	}
+	if r.ImageID == "" && len(r.RepoDigests) == 0 {
+		r.Unknown = fmt.Sprintf("the Docker Engine API of %s gave no image digest for container %s", id, name)
+	}
+	return r
+}
+
+// hostForURL brackets an IPv6 literal.
+func hostForURL(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
+}
