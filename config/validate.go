@@ -109,6 +109,10 @@ func (c *Config) setDefaults() {
 	if h.DrainTimeout == 0 {
 		h.DrainTimeout = Duration(DefaultDrainTimeout)
 	}
+	if c.Diagnose.SearchTags == nil {
+		n := DefaultSearchTags
+		c.Diagnose.SearchTags = &n
+	}
 	if c.Policy.RequireDigest == nil {
 		t := true
 		c.Policy.RequireDigest = &t
@@ -253,6 +257,9 @@ func (v *validator) validate() {
 	}
 	if c.Hook.Concurrency < 1 {
 		v.fail("hook.concurrency", "hook.concurrency must be at least 1, got %d", c.Hook.Concurrency)
+	}
+	if n := *c.Diagnose.SearchTags; n < 0 || n > MaxSearchTags {
+		v.fail("diagnose.search_tags", "diagnose.search_tags must be between 0 and %d, got %d", MaxSearchTags, n)
 	}
 	if c.CDN.Concurrency < 1 {
 		v.fail("cdn.concurrency", "cdn.concurrency must be at least 1, got %d", c.CDN.Concurrency)
