@@ -52,7 +52,10 @@ func (c *fakeClock) fireAll() {
 
 func TestHeartbeatFollowsTheClock(t *testing.T) {
 	clock := newFakeClock()
-	w, h := world(t, []testkit.Spec{{ID: "i-dead", Dead: true}}, "", WithClock(clock))
+	w, h := world(t, []testkit.Spec{{ID: "i-dead", Dead: true}}, "", func(s *setup) {
+		s.hook = append(s.hook, WithClock(clock))
+		s.launch.After = clock.After
+	})
 	ev := decode(t, w.Launch("i-dead", "tok", time.Minute))
 	done := make(chan Outcome)
 	go func() {

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -11,40 +10,30 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/polygraph-dev/polygraph/config"
-	"github.com/polygraph-dev/polygraph/fleet"
-	"github.com/polygraph-dev/polygraph/internal/awsconf"
-	"github.com/polygraph-dev/polygraph/internal/run"
 	"github.com/polygraph-dev/polygraph/model"
-	"github.com/polygraph-dev/polygraph/probe"
 )
 
 // Handler answers lifecycle actions for one configuration. It is safe for concurrent use.
 type Handler struct {
 	cfg    *config.Config
 	asg    AutoScalingAPI
-	ec2    *fleet.EC2
+	check  VerifyFunc
 	region string
 	o      options
-
-	resolving sync.Mutex // one resolution of the release at a time
-	mu        sync.Mutex
-	release   *model.Release
-	extra     []model.Finding
-	resolved  time.Time
 }
+
+// VerifyFunc verifies the launching instance id of group (internal/run's Launches.Verify: the
+// instance found, awaited until it answers, and run through verify's stages). It returns the
+// instance's report; an error, or a report with verdict "error", says it could not verify.
+type VerifyFunc func(ctx context.Context, group, id string) (*model.Report, error)
 
 type options struct {
 	logger          *slog.Logger
 	clock           Clock
-	readyPoll       time.Duration
-	verifyTimeout   time.Duration
 	completeTimeout time.Duration
 	backoff         func(attempt int) time.Duration
-	releaseTTL      time.Duration
-	run             run.Options
 }
 
 // Option tunes a Handler.
@@ -53,16 +42,8 @@ type Option func(*options)
 // WithLogger sets the logger. The default discards.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithClock sets the clock of heartbeats, readiness polls and retries. The default is the
-// system clock.
+// WithClock sets the clock of heartbeats and retries. The default is the system clock.
 func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
-
-// WithReadyPoll sets how long to wait between asking a silent instance again. The default is
-// 5s.
-func WithReadyPoll(d time.Duration) Option { return func(o *options) { o.readyPoll = d } }
-
-// WithVerifyTimeout bounds the verification once the instance answered. The default is 2m.
-func WithVerifyTimeout(d time.Duration) Option { return func(o *options) { o.verifyTimeout = d } }
 
 // WithCompleteTimeout bounds how long CompleteLifecycleAction is retried on throttling and
 // server errors. The default is 2m.
@@ -74,50 +55,30 @@ func WithCompleteTimeout(d time.Duration) Option {
 // default doubles from 1s up to 20s.
 func WithBackoff(f func(attempt int) time.Duration) Option { return func(o *options) { o.backoff = f } }
 
-// WithReleaseTTL sets how long a resolved release (and its tag-moved check) is reused for
-// later launches; 0 resolves it for every launch. The default is 1m.
-func WithReleaseTTL(d time.Duration) Option { return func(o *options) { o.releaseTTL = d } }
-
-// WithRunOptions sets the options of the verification run (probe dialers, registry transport,
-// fast backoff in tests). The default is run.Options{}.
-func WithRunOptions(r run.Options) Option { return func(o *options) { o.run = r } }
-
-// New returns a handler over the clients of one aws.Config. The config must name fleet.ec2:
-// its address kind and port are how the launching instance is addressed.
-func New(cfg *config.Config, asg AutoScalingAPI, ec2c ec2.DescribeInstancesAPIClient, opts ...Option) (*Handler, error) {
-	if cfg.Fleet.EC2 == nil {
-		return nil, &config.Error{File: cfg.File, Msg: "hook needs fleet.ec2 (address and port): it is how the launching instance is addressed"}
-	}
+// New returns a handler answering the actions of cfg's hook through asg, verifying launches
+// with check.
+func New(cfg *config.Config, asg AutoScalingAPI, check VerifyFunc, opts ...Option) *Handler {
 	o := options{
-		logger: slog.New(slog.DiscardHandler), clock: realClock{}, readyPoll: 5 * time.Second,
-		verifyTimeout: 2 * time.Minute, completeTimeout: 2 * time.Minute, releaseTTL: time.Minute,
+		logger: slog.New(slog.DiscardHandler), clock: realClock{}, completeTimeout: 2 * time.Minute,
 		backoff: func(n int) time.Duration { return min(time.Second<<min(n, 5), 20*time.Second) },
 	}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.run.Logger == nil {
-		o.run.Logger = o.logger
+	region := ""
+	if cfg.Fleet.EC2 != nil {
+		region = cfg.Fleet.EC2.Region
 	}
-	e := cfg.Fleet.EC2
-	src := fleet.NewEC2(ec2c, fleet.EC2Options{Region: e.Region, Address: e.Address, Port: e.Port, DigestTag: digestTag(cfg)})
-	return &Handler{cfg: cfg, asg: asg, ec2: src, region: e.Region, o: o}, nil
+	return &Handler{cfg: cfg, asg: asg, check: check, region: region, o: o}
 }
 
-// NewFromAWS builds the Auto Scaling and EC2 clients from one aws.Config and returns New's
-// handler.
-func NewFromAWS(cfg *config.Config, ac aws.Config, opts ...Option) (*Handler, error) {
-	return New(cfg, autoscaling.NewFromConfig(ac), ec2.NewFromConfig(ac), opts...)
-}
-
-func digestTag(cfg *config.Config) string {
-	if cfg.Probe.Digest.Source != "ec2-tag" {
-		return ""
+// NewFromAWS builds the Auto Scaling client from one aws.Config and returns New's handler.
+func NewFromAWS(cfg *config.Config, ac aws.Config, check VerifyFunc, opts ...Option) *Handler {
+	h := New(cfg, autoscaling.NewFromConfig(ac), check, opts...)
+	if h.region == "" {
+		h.region = ac.Region
 	}
-	if cfg.Probe.Digest.Tag != "" {
-		return cfg.Probe.Digest.Tag
-	}
-	return "image-digest"
+	return h
 }
 
 // Outcome is what the handler did with one event.
@@ -205,67 +166,30 @@ func (h *Handler) finish(ctx context.Context, out Outcome, d Decision, reason st
 // verify decides for a launching instance. It always returns a decision: on_error's when it
 // could not verify (with the report, verdict error, saying why).
 func (h *Handler) verify(ctx context.Context, ev Event) (Decision, string, *model.Report) {
-	onError := Abandon
-	if h.cfg.Hook.OnError == "continue" {
-		onError = Continue
-	}
 	started := h.o.clock.Now()
-	unverified := func(why string) (Decision, string, *model.Report) {
-		rep := &model.Report{Schema: model.ReportSchema, Verdict: model.VerdictError, Error: why, StartedAt: started,
-			DurationMS: h.o.clock.Now().Sub(started).Milliseconds(), Instances: []model.Instance{}, Groups: []model.Group{}, Findings: []model.Finding{}}
+	rep, err := h.check(ctx, ev.Group, ev.InstanceID)
+	if err != nil || rep == nil || rep.Verdict == model.VerdictError {
+		why := "the verification produced no report"
+		switch {
+		case err != nil:
+			why = err.Error()
+		case rep != nil:
+			why = rep.Error
+		}
+		if rep == nil {
+			rep = &model.Report{Schema: model.ReportSchema, Verdict: model.VerdictError, Error: why, StartedAt: started,
+				DurationMS: h.o.clock.Now().Sub(started).Milliseconds(), Instances: []model.Instance{}, Groups: []model.Group{}, Findings: []model.Finding{}}
+		}
+		onError := Abandon
+		if h.cfg.Hook.OnError == "continue" {
+			onError = Continue
+		}
 		return onError, fmt.Sprintf("could not verify (%s); hook.on_error is %s", why, h.cfg.Hook.OnError), rep
 	}
-	targets, err := h.ec2.Instances(ctx, []string{ev.InstanceID})
-	if err != nil || len(targets) != 1 {
-		if err == nil {
-			err = errors.New("not found")
-		}
-		return unverified(fmt.Sprintf("describing instance %s: %v", ev.InstanceID, err))
+	if f := worstAbout(rep, ev.InstanceID); f != nil {
+		return Abandon, fmt.Sprintf("%s: %s", f.Kind, f.Message), rep
 	}
-	target := targets[0]
-	if target.Unreachable != "" {
-		return unverified(target.Unreachable)
-	}
-	if err := h.waitReady(ctx, target); err != nil {
-		return unverified(err.Error())
-	}
-	vctx, cancel := context.WithTimeout(ctx, h.o.verifyTimeout)
-	defer cancel()
-	cfg, ro := h.cfg, h.o.run
-	ro.Targets = []model.Target{target}
-	if h.cfg.Hook.Expect == "fleet" {
-		peers, err := h.inService(vctx, ev)
-		if err != nil {
-			return unverified(err.Error())
-		}
-		if len(peers) == 0 {
-			return unverified(fmt.Sprintf("group %s has no InService instance to compare with (hook.expect is fleet)", ev.Group))
-		}
-		c := *h.cfg
-		c.Release = config.Release{Platform: h.cfg.Release.Platform, ManifestFile: h.cfg.Release.ManifestFile}
-		cfg = &c
-		ro.Targets = append(ro.Targets, peers...)
-	} else {
-		var err error
-		if ro.Release, ro.ReleaseExtra, err = h.resolveRelease(vctx); err != nil {
-			return unverified(err.Error())
-		}
-	}
-	res, err := run.Run(vctx, cfg, ro)
-	if res.Report == nil || res.Report.Verdict == model.VerdictError {
-		if err == nil {
-			err = errors.New("the run produced no report")
-		}
-		d, why, rep := unverified(err.Error())
-		if res.Report != nil {
-			rep = res.Report
-		}
-		return d, why, rep
-	}
-	if f := worstAbout(res.Report, ev.InstanceID); f != nil {
-		return Abandon, fmt.Sprintf("%s: %s", f.Kind, f.Message), res.Report
-	}
-	return Continue, fmt.Sprintf("%s serves the expected release", ev.InstanceID), res.Report
+	return Continue, fmt.Sprintf("%s serves the expected release", ev.InstanceID), rep
 }
 
 // worstAbout returns the first error finding about the instance. Findings about its peers, or
@@ -281,85 +205,4 @@ func worstAbout(rep *model.Report, id string) *model.Finding {
 		}
 	}
 	return nil
-}
-
-// waitReady asks the instance for its manifest until it answers (any HTTP answer but 5xx and
-// 429) or hook.ready_timeout passes.
-func (h *Handler) waitReady(ctx context.Context, t model.Target) error {
-	timeout := h.cfg.Hook.ReadyTimeout.D()
-	deadline := h.o.clock.After(timeout)
-	ro := h.o.run
-	ro.Probe = append(slices.Clip(ro.Probe), probe.WithRetries(0))
-	for {
-		obs, err := run.Probe(ctx, h.cfg, []model.Target{t}, ro)
-		if err != nil {
-			return err
-		}
-		if len(obs) == 1 && obs[0].Reached {
-			return nil
-		}
-		why := "no answer"
-		if len(obs) == 1 && obs[0].Error != "" {
-			why = obs[0].Error
-		}
-		h.o.logger.Debug("instance not answering yet", "instance", t.ID, "error", why)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("instance %s gave no answer before the action ended: %s", t.ID, why)
-		case <-deadline:
-			return fmt.Errorf("instance %s did not answer within hook.ready_timeout %s: %s", t.ID, timeout, why)
-		case <-h.o.clock.After(h.o.readyPoll):
-		}
-	}
-}
-
-// inService lists the group's InService instances other than the launching one, as targets.
-func (h *Handler) inService(ctx context.Context, ev Event) ([]model.Target, error) {
-	p := autoscaling.NewDescribeAutoScalingGroupsPaginator(h.asg, &autoscaling.DescribeAutoScalingGroupsInput{
-		AutoScalingGroupNames: []string{ev.Group},
-	})
-	var ids []string
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing group %s: %w", ev.Group, awsconf.Wrap(err, h.region))
-		}
-		for _, g := range page.AutoScalingGroups {
-			for _, in := range g.Instances {
-				if id := aws.ToString(in.InstanceId); in.LifecycleState == "InService" && id != ev.InstanceID {
-					ids = append(ids, id)
-				}
-			}
-		}
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	targets, err := h.ec2.Instances(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("describing the InService instances of %s: %w", ev.Group, err)
-	}
-	return targets, nil
-}
-
-// resolveRelease resolves the expected release, reusing one resolved less than releaseTTL ago:
-// a burst of launches asks the registry once.
-func (h *Handler) resolveRelease(ctx context.Context) (*model.Release, []model.Finding, error) {
-	h.resolving.Lock()
-	defer h.resolving.Unlock()
-	h.mu.Lock()
-	if h.release != nil && h.o.clock.Now().Sub(h.resolved) < h.o.releaseTTL {
-		rel, extra := h.release, h.extra
-		h.mu.Unlock()
-		return rel, extra, nil
-	}
-	h.mu.Unlock()
-	rel, extra, err := run.ResolveRelease(ctx, h.cfg, h.o.run.Logger, h.o.run.Version, h.o.run.Registry...)
-	if err != nil {
-		return nil, nil, err
-	}
-	h.mu.Lock()
-	h.release, h.extra, h.resolved = rel, extra, h.o.clock.Now()
-	h.mu.Unlock()
-	return rel, extra, nil
 }

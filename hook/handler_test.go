@@ -26,9 +26,16 @@ func fastRun() run.Options {
 	}
 }
 
+// setup is what a test may tune of the handler and its launch verifier.
+type setup struct {
+	run    run.Options
+	launch run.LaunchOptions
+	hook   []Option
+}
+
 // world starts a launch world with the given instances and returns it with a handler over
 // its fakes, configured with the hook section given.
-func world(t *testing.T, specs []testkit.Spec, hookYAML string, opts ...Option) (*testkit.LaunchWorld, *Handler) {
+func world(t *testing.T, specs []testkit.Spec, hookYAML string, edits ...func(*setup)) (*testkit.LaunchWorld, *Handler) {
 	t.Helper()
 	w, err := testkit.StartLaunchWorld(context.Background(), specs)
 	if err != nil {
@@ -51,13 +58,17 @@ func world(t *testing.T, specs []testkit.Spec, hookYAML string, opts ...Option) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts = append([]Option{WithRunOptions(fastRun()), WithReadyPoll(20 * time.Millisecond), WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }),
-		WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}, opts...)
-	h, err := NewFromAWS(cfg, ac, opts...)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := setup{run: fastRun(), launch: run.LaunchOptions{ReadyPoll: 20 * time.Millisecond},
+		hook: []Option{WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }), WithLogger(logger)}}
+	for _, e := range edits {
+		e(&s)
+	}
+	launches, err := run.NewLaunchesFromAWS(cfg, ac, s.run, s.launch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w, h
+	return w, NewFromAWS(cfg, ac, launches.Verify, s.hook...)
 }
 
 func decode(t *testing.T, body string) Event {

@@ -38,7 +38,7 @@ func TestServeScale(t *testing.T) {
 			reg := &regtest.Counter{Base: testkit.LoopbackTransport()}
 			ro := fastRun()
 			ro.Registry = []registry.Option{registry.WithTransport(reg), registry.WithCacheDir("")}
-			w, h := world(t, specs, "heartbeat_interval: 10s", WithRunOptions(ro))
+			w, h := world(t, specs, "heartbeat_interval: 10s", func(s *setup) { s.run = ro })
 			fq := w.AWS.SQS()
 			url := fq.CreateQueue("launches", 30*time.Second)
 			for i, s := range specs {

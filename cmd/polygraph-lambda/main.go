@@ -19,6 +19,7 @@ import (
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/hook"
 	"github.com/polygraph-dev/polygraph/internal/awsconf"
+	"github.com/polygraph-dev/polygraph/internal/run"
 )
 
 func main() {
@@ -54,8 +55,11 @@ func setup(ctx context.Context, log *slog.Logger) (*hook.Handler, *config.Config
 			return nil, nil, fmt.Errorf("POLYGRAPH_TIMEOUT %q is not a positive duration", v)
 		}
 	}
-	h, err := hook.NewFromAWS(cfg, ac, hook.WithLogger(log), hook.WithVerifyTimeout(verify))
-	return h, cfg, err
+	launches, err := run.NewLaunchesFromAWS(cfg, ac, run.Options{Logger: log}, run.LaunchOptions{VerifyTimeout: verify})
+	if err != nil {
+		return nil, nil, err
+	}
+	return hook.NewFromAWS(cfg, ac, launches.Verify, hook.WithLogger(log)), cfg, nil
 }
 
 // maxConfigBytes caps the config read from a file or a parameter.

@@ -17,6 +17,7 @@ import (
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/hook"
 	"github.com/polygraph-dev/polygraph/internal/awsconf"
+	"github.com/polygraph-dev/polygraph/internal/run"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/report"
 )
@@ -62,8 +63,12 @@ func hookSetup(c *cli.Context, g *globals) (*config.Config, *hook.Handler, error
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := hook.NewFromAWS(cfg, ac, hook.WithLogger(g.logger), hook.WithVerifyTimeout(g.timeout))
-	return cfg, h, err
+	launches, err := run.NewLaunchesFromAWS(cfg, ac, run.Options{Logger: g.logger, Version: polygraphVersion()},
+		run.LaunchOptions{VerifyTimeout: g.timeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, hook.NewFromAWS(cfg, ac, launches.Verify, hook.WithLogger(g.logger)), nil
 }
 
 func hookAction(c *cli.Context) error {

@@ -43,14 +43,15 @@ func Example_abandonABadLaunch() {
 		return
 	}
 	ac, _ := awsconf.Load(ctx, cfg.Fleet.EC2.Region)
-	h, err := hook.NewFromAWS(cfg, ac, hook.WithRunOptions(run.Options{
+	launches, err := run.NewLaunchesFromAWS(cfg, ac, run.Options{
 		Probe:    []probe.Option{probe.WithDialer(testkit.LoopbackDial)},
 		Registry: []registry.Option{registry.WithTransport(testkit.LoopbackTransport()), registry.WithCacheDir("")},
-	}))
+	}, run.LaunchOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	h := hook.NewFromAWS(cfg, ac, launches.Verify)
 	for _, id := range []string{"i-0good", "i-0repushed"} {
 		ev, _ := hook.Decode([]byte(w.Launch(id, "token-"+id, 5*time.Minute)))
 		out, err := h.Handle(ctx, ev)

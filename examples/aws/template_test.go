@@ -94,11 +94,16 @@ func parseDir(t *testing.T, dir string) []goFile {
 }
 
 // codeActions derives what an entry point calls: every SDK call in the hook package (but the
-// files skipped), in the entry point's own package, and in the fleet.EC2 methods the hook
-// package calls.
+// files skipped), in the launch verifier (internal/run/launch.go), in the entry point's own
+// package, and in the fleet.EC2 methods those call.
 func codeActions(t *testing.T, entry string, skip ...string) []string {
 	t.Helper()
 	files := append(parseDir(t, "hook"), parseDir(t, entry)...)
+	launch, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, "internal/run/launch.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, goFile{"internal/run/launch.go", launch})
 	called := map[string]bool{}
 	out := map[string]bool{}
 	for _, f := range files {
