@@ -155,3 +155,23 @@ func TestLambdaInTheRuntimeInterfaceEmulator(t *testing.T) {
 		t.Fatalf("%d GetParameter calls: the config is read once, at start", n)
 	}
 }
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "polygraph.yaml")
+	os.WriteFile(path, []byte("fleet:\n  ec2: {region: us-east-1, port: 8080}\nhook:\n  on_error: continue\n"), 0o644)
+	t.Setenv("POLYGRAPH_CONFIG", path)
+	t.Setenv("POLYGRAPH_CONFIG_PARAMETER", "")
+	cfg, err := loadConfig(context.Background())
+	if err != nil || cfg.Hook.OnError != "continue" || cfg.File != path {
+		t.Fatalf("bundled file: %+v, %v", cfg, err)
+	}
+	os.WriteFile(path, []byte("hook:\n  on_eror: continue\n"), 0o644)
+	if _, err := loadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), path+":2") {
+		t.Fatalf("a bad bundled file: %v, want its name and line", err)
+	}
+	t.Setenv("POLYGRAPH_CONFIG", "")
+	if _, err := loadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), "POLYGRAPH_CONFIG_PARAMETER") {
+		t.Fatalf("no config named: %v", err)
+	}
+}
