@@ -133,6 +133,9 @@ func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
 		client.WithDialContext(d.o.dial),
 		client.WithAPIVersion(DockerAPIVersion),
 		client.WithTimeout(d.o.timeout),
+		// The scheme follows the configuration, never a guess: TLS (with client certificates)
+		// when probe.runtime.tls is given, plain HTTP otherwise.
+		client.WithScheme(d.scheme()),
 	)
 	if err != nil {
 		r.Unknown = fmt.Sprintf("Docker Engine API of %s at %s: %v", id, endpoint, err)
@@ -174,6 +177,13 @@ func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
 		r.Unknown = fmt.Sprintf("the Docker Engine API of %s gave no image digest for container %s", id, name)
 	}
 	return r
+}
+
+func (d *Docker) scheme() string {
+	if d.o.tls != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // hostForURL brackets an IPv6 literal.
