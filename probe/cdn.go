@@ -217,7 +217,18 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	res := &model.CDNResult{Checks: map[string]*model.AssetCheck{}}
 	todo := make([]cdnAsset, 0, len(assets))
 	seen := make(map[string]int32, len(assets))
-	for _, a := range assets {
+	for n, a := range assets {
+		if n%1024 == 0 && ctx.Err() != nil {
+			// The run ended before the check began: what is left is listed, never resolved.
+			for _, a := range assets[n:] {
+				if _, done := seen[a.Ref]; !done {
+					seen[a.Ref] = -1
+					res.NotChecked = append(res.NotChecked, a.Ref)
+				}
+			}
+			res.Unchecked += len(res.NotChecked)
+			break
+		}
 		if i, done := seen[a.Ref]; done {
 			if i >= 0 && a.Integrity != "" && !slices.Contains(todo[i].integrities, a.Integrity) {
 				todo[i].integrities = append(todo[i].integrities, a.Integrity)
@@ -304,11 +315,18 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 		}()
 	}
 	wg.Wait()
-	res.Checked = len(todo)
+	res.Checked = len(todo) + len(res.NotChecked)
 	res.IntegrityChecked = int(verified.Load())
 	primaryAnswered, firstErr := false, ""
 	for i, a := range todo {
 		mine := answers[i*origins : (i+1)*origins]
+		if ctx.Err() != nil && notAsked(mine) {
+			// Never asked before the run ended: counted and listed, without building a check
+			// (and a finding) per asset, so a run cut short ends promptly however many there are.
+			res.Unchecked++
+			res.NotChecked = append(res.NotChecked, a.ref)
+			continue
+		}
 		ac := model.AssetCheck{Ref: a.ref, Primary: mine[0], Replicas: mine[1:], Integrity: integrity[int32(i)]}
 		if ac.Primary.Status != 0 {
 			primaryAnswered = true
@@ -338,6 +356,16 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	}
 	res.Requests = c.Requests()
 	return res
+}
+
+// notAsked reports whether no origin was asked for an asset.
+func notAsked(answers []model.OriginCheck) bool {
+	for _, oc := range answers {
+		if oc.State != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func hostKey(u *url.URL) string { return u.Scheme + "://" + u.Host }
