@@ -25,7 +25,8 @@ type Prober struct {
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
-	parsed map[string]*parsed // by manifest sha256 and Content-Type: identical bytes are parsed once
+	parsed map[string]*parsed // by manifest sha256, Content-Type and path: identical bytes are parsed once
+	unions map[string]*parsed // by the manifests' keys, for probe.manifest.paths
 }
 
 type parsed struct {
@@ -42,7 +43,7 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[string]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
@@ -192,11 +193,14 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 		sum := sha256.Sum256(r.body)
 		obs.ManifestSHA256 = hex.EncodeToString(sum[:])
 		obs.ManifestBytes = int64(len(r.body))
-		pm := p.parse(obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
+		pm := p.parse(o.manifestPath, obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
 		if pm.invalid != "" {
 			obs.ManifestInvalid = pm.invalid
 		} else {
 			obs.ManifestFormat, obs.Assets, obs.AssetsSHA256, obs.SkippedAssets = pm.format, pm.assets, pm.assetsHash, pm.skipped
+			if len(o.morePaths) > 0 {
+				p.moreManifests(ctx, in, &obs, pm)
+			}
 		}
 	}
 	obs.ReportedVersion, obs.VersionError = in.claim(ctx, o.version, r)
@@ -221,10 +225,11 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 }
 
 // parse parses manifest bytes once per distinct content.
-func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
-	// Identical bytes (served with the same Content-Type, which detection weighs) are parsed
-	// once, even when many instances answer with a new build at the same moment.
-	key := sum + "\x00" + contentType
+func (p *Prober) parse(path, sum string, body []byte, contentType string) *parsed {
+	// Identical bytes (served with the same Content-Type, which detection weighs, at the same
+	// path, which relative references resolve against) are parsed once, even when many
+	// instances answer with a new build at the same moment.
+	key := sum + "\x00" + contentType + "\x00" + path
 	p.mu.Lock()
 	pm, ok := p.parsed[key]
 	if !ok {
@@ -235,7 +240,7 @@ func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
 	pm.once.Do(func() {
 		o := &p.o
 		m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
-			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
+			Path: path, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
 		})
 		if err != nil {
 			pm.invalid = err.Error()
