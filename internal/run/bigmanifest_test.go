@@ -63,3 +63,18 @@ func TestDeadlineHoldsForAHugeManifest(t *testing.T) {
 		t.Error("a run that checked a fraction of its assets passed")
 	}
 }
+
+// TestForcedWrongFormatNeverPasses: a format that reads no reference from what instances serve
+// (JSON read as HTML) is manifest-invalid for each, never a pass having checked nothing.
+func TestForcedWrongFormatNeverPasses(t *testing.T) {
+	w := startWorld(t, []testkit.Spec{{}, {}}, worldOpts{extra: "  manifest:\n    format: html\n"})
+	rep := w.verify(t, 10*time.Second)
+	for _, in := range w.fleet.Instances {
+		if got := kinds(rep, in.ID); len(got) != 1 || got[0] != string(model.KindManifestInvalid) {
+			t.Errorf("%s: findings %v, want manifest-invalid", in.ID, got)
+		}
+	}
+	if rep.Verdict != model.VerdictFail || w.cdn.Requests.Load() != 0 {
+		t.Errorf("verdict %s, %d CDN requests", rep.Verdict, w.cdn.Requests.Load())
+	}
+}
