@@ -41,14 +41,15 @@ func TestMaxAssetsDefault(t *testing.T) {
 	}
 }
 
-// TestDeadlineHoldsForAHugeManifest: 100,000 assets (the default max_assets) on a slow CDN and
-// a 2s deadline: the run ends by its deadline; the assets not asked by then are counted as
-// unchecked and reported in one finding, not one each.
+// TestDeadlineHoldsForAHugeManifest: 30,000 assets on a slow CDN and a 2s deadline: the run
+// ends by its deadline; the assets not asked by then are counted as unchecked and reported in
+// one finding, not one each. (Sized so that the race detector on a loaded machine keeps the
+// timing honest; the 600,000-entry figures are in docs/verdicts-notes.md.)
 func TestDeadlineHoldsForAHugeManifest(t *testing.T) {
-	big := flatBuild(100000)
+	big := flatBuild(30000)
 	w := startWorld(t, []testkit.Spec{{Build: big}}, worldOpts{})
 	w.cdn.Add(big.Assets...)
-	w.cdn.SetLatency(20 * time.Millisecond)
+	w.cdn.SetLatency(50 * time.Millisecond)
 	rep := w.verify(t, 2*time.Second) // fails the test past the deadline + slack
 	unchecked := 0
 	for _, f := range rep.Findings {
@@ -56,7 +57,7 @@ func TestDeadlineHoldsForAHugeManifest(t *testing.T) {
 			unchecked++
 		}
 	}
-	if rep.CDN.Checked != 100000 || rep.CDN.Unchecked == 0 || unchecked > 1000 {
+	if rep.CDN.Checked != 30000 || rep.CDN.Unchecked == 0 || unchecked > 1000 {
 		t.Fatalf("cdn %+v, %d asset-unchecked findings", rep.CDN, unchecked)
 	}
 	if rep.Verdict == model.VerdictPass {
