@@ -43,7 +43,7 @@ func (c *Config) setDefaults() {
 	if p.Scheme == "" {
 		p.Scheme = "http"
 	}
-	if p.Manifest.Path == "" {
+	if p.Manifest.Path == "" && len(p.Manifest.Paths) == 0 {
 		p.Manifest.Path = DefaultManifestPath
 	}
 	if p.Manifest.MaxAssets == 0 {
@@ -206,8 +206,10 @@ func (v *validator) validate() {
 	if c.Probe.Digest.Source != "" {
 		v.oneOf("probe.digest.source", c.Probe.Digest.Source, DigestSources)
 	}
-	if !strings.HasPrefix(c.Probe.Manifest.Path, "/") {
-		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", c.Probe.Manifest.Path)
+	if m := c.Probe.Manifest; len(m.Paths) > 0 {
+		v.manifestPaths(m)
+	} else if !strings.HasPrefix(m.Path, "/") {
+		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", m.Path)
 	}
 	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || hasControl(c.Probe.Host) || strings.Contains(c.Probe.Host, "://")) {
 		v.fail("probe.host", "probe.host must be a host name (no scheme or path), got %q", c.Probe.Host)
@@ -246,7 +248,7 @@ func (v *validator) validate() {
 	}
 	for i, g := range c.CDN.Exclude {
 		if err := checkGlob(g, true); err != "" {
-			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q %s", g, err)
+			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q: %s", g, err)
 		}
 	}
 	if n := *c.Diagnose.SearchTags; n < 0 || n > MaxSearchTags {
@@ -323,7 +325,7 @@ func (v *validator) validate() {
 	v.registry()
 	for i, g := range c.Policy.Exclude {
 		if err := checkGlob(g, false); err != "" {
-			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude: glob %q %s", g, err)
+			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude entry %q: %s", g, err)
 		}
 	}
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
@@ -366,11 +368,38 @@ func checkGlob(g string, rooted bool) string {
 			continue
 		}
 		if strings.Contains(seg, "**") {
-			return "uses ** inside a segment: ** must be a whole path segment (/**/)"
+			return "** must be a whole path segment (/**/)"
 		}
 		if _, err := path.Match(seg, ""); err != nil {
-			return "does not parse: " + err.Error()
+			return "not a valid glob: " + err.Error()
 		}
 	}
 	return ""
+}
+
+// manifestPaths validates probe.manifest.paths: root-relative, distinct, not with path; the
+// release is then judged by consensus, since a record or manifest_file holds one manifest.
+func (v *validator) manifestPaths(m Manifest) {
+	c := v.cfg
+	if m.Path != "" {
+		v.fail("probe.manifest.paths", "probe.manifest.path and probe.manifest.paths are exclusive: list every path under paths")
+	}
+	seen := map[string]bool{}
+	for i, p := range m.Paths {
+		at := fmt.Sprintf("probe.manifest.paths.%d", i)
+		switch {
+		case !strings.HasPrefix(p, "/"):
+			v.fail(at, "probe.manifest.paths entry %d must start with /, got %q", i+1, p)
+		case seen[p]:
+			v.fail(at, "probe.manifest.paths entry %d repeats %q", i+1, p)
+		}
+		seen[p] = true
+	}
+	if len(m.Paths) > 1 && (c.Release.ManifestFile != "" || c.Release.Record != "") {
+		key := "release.manifest_file"
+		if c.Release.Record != "" {
+			key = "release.record"
+		}
+		v.fail(key, "%s holds one manifest, and probe.manifest.paths lists %d: omit it, and each path is judged by the fleet's consensus", key, len(m.Paths))
+	}
 }

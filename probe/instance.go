@@ -21,10 +21,12 @@ import (
 type Prober struct {
 	o        options
 	requests atomic.Int64
+	fds      fdWatch
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
-	parsed map[string]*parsed // by manifest sha256 and Content-Type: identical bytes are parsed once
+	parsed map[string]*parsed // by manifest sha256, Content-Type and path: identical bytes are parsed once
+	unions map[string]*parsed // by the manifests' keys, for probe.manifest.paths
 }
 
 type parsed struct {
@@ -41,12 +43,16 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[string]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
 // every redirect hop, including those whose connection failed.
 func (p *Prober) Requests() int { return int(p.requests.Load()) }
+
+// OutOfFiles reports whether a dial failed because polygraph ran out of file descriptors
+// (ErrNoFileDescriptors): the observations of such a run blame instances for a local limit.
+func (p *Prober) OutOfFiles() bool { return p.fds.hit.Load() }
 
 // Probe probes every target, at most the configured concurrency at once, and returns one
 // observation per target in the targets' order. Failing to reach a target is recorded in its
@@ -112,7 +118,7 @@ func (p *Prober) newInstance(t model.Target) *instance {
 	in := &instance{p: p, t: t, bodies: map[string]*response{}}
 	tr := &http.Transport{
 		Proxy:                  nil, // instances are dialled directly, never through a proxy
-		DialContext:            o.dial,
+		DialContext:            p.fds.dial(o.dial),
 		MaxIdleConns:           1,
 		MaxIdleConnsPerHost:    1,
 		MaxResponseHeaderBytes: maxHeaderBytes,
@@ -187,11 +193,14 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 		sum := sha256.Sum256(r.body)
 		obs.ManifestSHA256 = hex.EncodeToString(sum[:])
 		obs.ManifestBytes = int64(len(r.body))
-		pm := p.parse(obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
+		pm := p.parse(o.manifestPath, obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
 		if pm.invalid != "" {
 			obs.ManifestInvalid = pm.invalid
 		} else {
 			obs.ManifestFormat, obs.Assets, obs.AssetsSHA256, obs.SkippedAssets = pm.format, pm.assets, pm.assetsHash, pm.skipped
+			if len(o.morePaths) > 0 {
+				p.moreManifests(ctx, in, &obs, pm)
+			}
 		}
 	}
 	obs.ReportedVersion, obs.VersionError = in.claim(ctx, o.version, r)
@@ -216,10 +225,11 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 }
 
 // parse parses manifest bytes once per distinct content.
-func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
-	// Identical bytes (served with the same Content-Type, which detection weighs) are parsed
-	// once, even when many instances answer with a new build at the same moment.
-	key := sum + "\x00" + contentType
+func (p *Prober) parse(path, sum string, body []byte, contentType string) *parsed {
+	// Identical bytes (served with the same Content-Type, which detection weighs, at the same
+	// path, which relative references resolve against) are parsed once, even when many
+	// instances answer with a new build at the same moment.
+	key := sum + "\x00" + contentType + "\x00" + path
 	p.mu.Lock()
 	pm, ok := p.parsed[key]
 	if !ok {
@@ -230,7 +240,7 @@ func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
 	pm.once.Do(func() {
 		o := &p.o
 		m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
-			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
+			Path: path, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
 		})
 		if err != nil {
 			pm.invalid = err.Error()

@@ -39,8 +39,19 @@ func (j *judge) assets() {
 	}
 	refIDs := map[string][]string{}
 	hashIDs := map[[2]string][]string{} // (ref, expected hash) -> instances expecting it
+	notChecked := make(map[string]bool, len(cdn.NotChecked))
+	for _, r := range cdn.NotChecked {
+		notChecked[r] = true
+	}
+	var notCheckedIDs []string
 	for _, h := range order {
 		l := lists[h]
+		for _, a := range l.assets {
+			if notChecked[a.Ref] {
+				notCheckedIDs = append(notCheckedIDs, l.ids...)
+				break
+			}
+		}
 		for _, a := range l.assets {
 			ac := cdn.Checks[a.Ref]
 			if ac == nil || !ac.Problem() {
@@ -52,6 +63,12 @@ func (j *judge) assets() {
 				hashIDs[k] = append(hashIDs[k], l.ids...)
 			}
 		}
+	}
+	if len(cdn.NotChecked) > 0 {
+		ids := uniqueSorted(notCheckedIDs)
+		j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids,
+			Message: fmt.Sprintf("%d asset(s) were not checked before the run ended (%s first), referenced by %d instance(s) (%s): unknown, not missing",
+				len(cdn.NotChecked), cdn.NotChecked[0], len(ids), list3(ids))})
 	}
 	refs := make([]string, 0, len(refIDs))
 	for r := range refIDs {
