@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -140,21 +138,9 @@ func instanceTarget(inst types.Instance, kind string, port int, digestTag string
 	return t
 }
 
-var hexDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
-// tagDigest reads a digest claim from a tag value in canonical form (sha256: and lower-case
-// hex, whether the tag holds repo@sha256:..., bare hex or upper case). A value that is no
-// digest is no claim.
+// tagDigest reads a digest claim from a tag value in canonical form (model.CanonicalDigest).
+// A value that is no digest is no claim.
 func tagDigest(v string) string {
-	d := strings.ToLower(strings.TrimSpace(v))
-	if i := strings.LastIndex(d, "@"); i >= 0 {
-		d = d[i+1:]
-	}
-	if len(d) == 64 && !strings.Contains(d, ":") {
-		d = "sha256:" + d
-	}
-	if !hexDigest.MatchString(d) {
-		return ""
-	}
+	d, _ := model.CanonicalDigest(v)
 	return d
 }
