@@ -228,3 +228,22 @@ func TestDiscoverKeepsUnreachableTargetsApart(t *testing.T) {
 		t.Fatalf("got %+v, %v: targets without an address are not one target", got, err)
 	}
 }
+
+func TestInstancesByID(t *testing.T) {
+	f, c, _ := fakeAWS(t)
+	f.EC2.Add(inst("i-0000000000000001", "127.0.1.1", "web", "running"), inst("i-0000000000000002", "127.0.1.2", "web", "pending"))
+	got, err := Instances(context.Background(), c, []string{"i-0000000000000002", "i-00000000000000aa", "i-0000000000000001"}, EC2Options{Region: "us-east-1", Port: 8080})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Address != "127.0.1.2:8080" || got[2].Address != "127.0.1.1:8080" || got[0].Labels["asg"] != "web" {
+		t.Fatalf("%+v", got)
+	}
+	if got[1].ID != "i-00000000000000aa" || !strings.Contains(got[1].Unreachable, "unknown to DescribeInstances in us-east-1") {
+		t.Errorf("unknown instance: %+v", got[1])
+	}
+	calls := f.Calls("DescribeInstances")
+	if len(calls) != 2 || calls[0].Params.Get("InstanceId.2") != "i-00000000000000aa" || calls[1].Params.Get("InstanceId.2") != "i-0000000000000001" {
+		t.Errorf("want one call with all three IDs, then one without the unknown: %+v", calls)
+	}
+}
