@@ -126,9 +126,16 @@ func (d *Docker) RunningDigests(ctx context.Context, targets []model.Target) ([]
 func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
 	r := model.RunningDigest{TargetID: id, Source: "docker"}
 	endpoint := strings.ReplaceAll(d.o.host, "{host}", hostForURL(host))
-	tr := &http.Transport{TLSClientConfig: d.o.tls, DisableKeepAlives: false, MaxIdleConns: 1}
+	tr := &http.Transport{TLSClientConfig: d.o.tls, MaxIdleConns: 1}
+	// The scheme is set, not inferred: the client library would otherwise speak https to a
+	// daemon listening without TLS.
+	scheme := "http"
+	if d.o.tls != nil {
+		scheme = "https"
+	}
 	c, err := client.New(
 		client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithScheme(scheme),
 		client.WithHost(endpoint),
 		client.WithDialContext(d.o.dial),
 		client.WithAPIVersion(DockerAPIVersion),

@@ -104,7 +104,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exited %d: %s\n%s", code, stderr, out)
 	}
-	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved"} {
+	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved", "(per docker)", "container runtime"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

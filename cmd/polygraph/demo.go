@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +16,7 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/report"
+	"github.com/polygraph-dev/polygraph/running"
 )
 
 func init() {
@@ -68,7 +70,25 @@ func demoAction(c *cli.Context) error {
 	defer cancel()
 	fmt.Fprintf(out, "Simulated incident: store-web %s was pushed and recorded (polygraph release record); then a CI change re-pushed the tag with a rebuilt artifact.\n"+
 		"6 instances all claim %s; the 2 newest were autoscaled after the re-push.\n\n$ polygraph verify --config %s\n\n", w.Version, w.Version, filepath.Base(path))
-	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: []registry.Option{registry.WithCacheDir("")}})
+	// Each instance's container runtime answers too (a fake Docker Engine beside it): the
+	// evidence of what it runs, which no claim can bend.
+	engines, err := testkit.StartEngines(w.Fleet, func(in *testkit.Instance) testkit.EngineImage {
+		p := w.Released
+		if in.Digest == w.Repushed.Digest {
+			p = w.Repushed
+		}
+		repo, _, _ := strings.Cut(w.Image, ":"+w.Version)
+		return testkit.EngineImage{ID: p.Images[0].Config, RepoDigests: []string{repo + "@" + p.Digest}}
+	})
+	if err != nil {
+		return unverifiable(err)
+	}
+	defer engines.Close()
+	runtime, err := running.NewDocker("web", running.WithDockerHost(fmt.Sprintf("tcp://{host}:%d", engines.Port)))
+	if err != nil {
+		return unverifiable(err)
+	}
+	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: []registry.Option{registry.WithCacheDir("")}, Runtime: runtime})
 	if err != nil {
 		return unverifiable(err)
 	}
@@ -76,14 +96,20 @@ func demoAction(c *cli.Context) error {
 		return unverifiable(err)
 	}
 	liars, missing, moved := demoCaught(rep)
+	for _, in := range rep.Instances {
+		if slices.Contains(liars, in.ID) && in.RunningDigest != w.Repushed.Digest {
+			liars = nil // the runtime did not confirm the lie
+		}
+	}
 	if len(liars) != 2 || missing == 0 || !moved {
 		return &exitError{code: exitFindings, err: fmt.Errorf("the demo did not catch what it was built to show (lying instances %v, missing assets %d, tag moved %v)", liars, missing, moved)}
 	}
 	fmt.Fprintf(out, "\nWhat was caught: the tag %s was re-pushed after the release was recorded (tag-moved). "+
 		"%s claim %s like the rest, but serve another manifest and run another image: they run the rebuilt artifact, "+
 		"and %d assets their pages reference are missing on the CDN (403), so their users get broken pages. "+
-		"Every deployed-version signal said all was well; only asking each instance directly for its content showed the truth.\n",
-		w.Version, strings.Join(liars, " and "), w.Version, missing)
+		"Every deployed-version signal said all was well; only asking each instance directly for its content showed the truth, "+
+		"and each instance's container runtime (its Docker Engine API) confirms it: they run %s, the re-pushed image.\n",
+		w.Version, strings.Join(liars, " and "), w.Version, missing, w.Repushed.Digest[:19])
 	return nil
 }
 
