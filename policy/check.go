@@ -93,7 +93,11 @@ func Check(ctx context.Context, in *Inputs, opts ...Option) (*Report, error) {
 	}
 	r := &Report{}
 	r.Summary.Files = len(in.Files)
-	r.Summary.Images = len(in.Images)
+	for _, img := range in.Images {
+		if img.Raw != "" || img.Unreadable == "" { // not a document polygraph could not read
+			r.Summary.Images++
+		}
+	}
 	for _, sk := range in.Skipped {
 		r.Summary.Skipped = append(r.Summary.Skipped, sk.File)
 	}
@@ -124,8 +128,8 @@ func (c *checker) finding(img Image, rule string, sev model.Severity, format str
 	f := Finding{Rule: rule, Severity: sev, File: img.File, Line: img.Line, Column: img.Column,
 		EndColumn: img.Column + utf8.RuneCountInString(img.Raw), Image: image,
 		Message: fmt.Sprintf(format, args...)}
-	if img.Kind == KindCloudFormation && img.Unresolved != "" {
-		f.EndColumn = 0 // an intrinsic function's extent is not its name
+	if img.Kind == KindCloudFormation && img.Unresolved != "" || img.Raw == "" {
+		f.EndColumn = 0 // an intrinsic function's extent is not its name; no value, no extent
 	}
 	return f
 }
@@ -134,12 +138,15 @@ func (c *checker) finding(img Image, rule string, sev model.Severity, format str
 func (c *checker) check(ctx context.Context, img Image) ([]Finding, int, error) {
 	if img.Unreadable != "" {
 		// Never suppressed by an exception: there is no reference to match one against.
-		what := "an image"
-		if img.Raw != "" {
-			what = fmt.Sprintf("image %q", img.Raw)
+		if img.Raw == "" {
+			return []Finding{c.finding(img, RuleUnreadable, model.SeverityError,
+				"cannot read %s: %s", img.Where, img.Unreadable)}, 0, nil
 		}
-		return []Finding{c.finding(img, RuleUnreadable, model.SeverityError,
-			"cannot read %s in %s: %s", what, img.Where, img.Unreadable)}, 0, nil
+		short := shorten(img.Raw) // a hostile value may be a megabyte long
+		f := c.finding(img, RuleUnreadable, model.SeverityError,
+			"cannot read image %q in %s: %s", short, img.Where, img.Unreadable)
+		f.Image = short
+		return []Finding{f}, 0, nil
 	}
 	if img.Unresolved != "" {
 		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
@@ -231,6 +238,16 @@ func (c *checker) check(ctx context.Context, img Image) ([]Finding, int, error) 
 		"%s in %s: the exception %q (%s:%d, reason: %s) expired on %s",
 		shown, img.Where, ex.Image, where, ex.Line, ex.Reason, ex.Expires.Format("2006-01-02"))
 	return append([]Finding{f}, fs...), 0, nil
+}
+
+// shorten cuts a value for a message to its first 80 characters, saying how long it was.
+func shorten(s string) string {
+	const keep = 80
+	if utf8.RuneCountInString(s) <= keep {
+		return s
+	}
+	r := []rune(s)
+	return fmt.Sprintf("%s... (%d bytes)", string(r[:keep]), len(s))
 }
 
 // quoteImage shows an image, with the value as written when interpolation changed it.

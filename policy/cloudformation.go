@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -28,33 +29,79 @@ func cloudFormationImages(file string, root *yaml.Node) []Image {
 		if str(get(res, "Type")) != "AWS::ECS::TaskDefinition" {
 			continue
 		}
-		for _, c := range items(get(get(res, "Properties"), "ContainerDefinitions")) {
-			img := get(c, "Image")
-			if img == nil {
-				continue
+		var containers []*yaml.Node
+		for _, list := range ifBranches(get(get(res, "Properties"), "ContainerDefinitions"), 0) {
+			for _, c := range items(list) {
+				containers = append(containers, ifBranches(c, 0)...)
 			}
-			where := kv[0].Value + " container " + str(get(c, "Name"))
-			if fn := intrinsic(img); fn != "" {
-				// The position is the start of the value, tag included (!Sub ...).
-				line, col := img.Line, img.Column
-				raw := img.Value
-				switch {
-				case img.Kind != yaml.ScalarNode:
-					raw = fn
-				case strings.HasPrefix(img.Tag, "!"):
-					raw = img.Tag + " " + img.Value
+		}
+		for _, c := range containers {
+			branches := ifBranches(get(c, "Image"), 0)
+			for i, img := range branches {
+				where := kv[0].Value + " container " + str(get(c, "Name"))
+				if len(branches) > 1 {
+					where += " (Fn::If branch " + strconv.Itoa(i+1) + ")"
 				}
-				out = append(out, Image{File: file, Line: line, Column: col, Raw: raw, Where: where,
-					Kind:       KindCloudFormation,
-					Unresolved: "the image is computed by the intrinsic function " + fn + " at deploy time"})
-				continue
-			}
-			if img.Kind == yaml.ScalarNode {
-				out = append(out, scalarImage(file, KindCloudFormation, where, img))
+				out = append(out, cfnImage(file, where, img)...)
 			}
 		}
 	}
 	return out
+}
+
+// cfnImage returns the image of an Image value: unresolved for an intrinsic function.
+func cfnImage(file, where string, img *yaml.Node) []Image {
+	if fn := intrinsic(img); fn != "" {
+		// The position is the start of the value, tag included (!Sub ...).
+		raw := img.Value
+		switch {
+		case img.Kind != yaml.ScalarNode:
+			raw = fn
+		case strings.HasPrefix(img.Tag, "!"):
+			raw = img.Tag + " " + img.Value
+		}
+		return []Image{{File: file, Line: img.Line, Column: img.Column, Raw: raw, Where: where,
+			Kind:       KindCloudFormation,
+			Unresolved: "the image is computed by the intrinsic function " + fn + " at deploy time"}}
+	}
+	if img.Kind == yaml.ScalarNode {
+		return []Image{scalarImage(file, KindCloudFormation, where, img)}
+	}
+	return nil
+}
+
+// maxIfDepth bounds Fn::If nested in the branches of Fn::If.
+const maxIfDepth = 8
+
+// ifBranches returns the values an Fn::If (!If [Cond, A, B] or {"Fn::If": [Cond, A, B]}) can
+// take, nested conditions included, leaving out AWS::NoValue; any other node is its own only
+// value. Both branches are checked: either may be deployed.
+func ifBranches(n *yaml.Node, depth int) []*yaml.Node {
+	n = deref(n)
+	if n == nil || isNoValue(n) {
+		return nil
+	}
+	var args *yaml.Node
+	switch {
+	case n.Tag == "!If" && n.Kind == yaml.SequenceNode:
+		args = n
+	case n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "Fn::If":
+		args = deref(n.Content[1])
+	default:
+		return []*yaml.Node{n}
+	}
+	if args == nil || args.Kind != yaml.SequenceNode || len(args.Content) != 3 || depth >= maxIfDepth {
+		return []*yaml.Node{n} // not a well-formed condition: reported as an intrinsic
+	}
+	return append(ifBranches(args.Content[1], depth+1), ifBranches(args.Content[2], depth+1)...)
+}
+
+// isNoValue reports whether n is a reference to AWS::NoValue (the property is removed).
+func isNoValue(n *yaml.Node) bool {
+	if n.Tag == "!Ref" && n.Value == "AWS::NoValue" {
+		return true
+	}
+	return n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "Ref" && str(n.Content[1]) == "AWS::NoValue"
 }
 
 // intrinsic names the intrinsic function a node is (short form !Sub or long form {"Fn::Sub": ...}),

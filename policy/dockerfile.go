@@ -185,7 +185,19 @@ func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, e
 	}
 	args := map[string]string{}
 	e := newExpander(ctx, args, escape, len(data))
-	d := &dfImages{file: file, e: e, declared: map[string]bool{}, stages: map[string]bool{}}
+	d := &dfImages{file: file, e: e, declared: map[string]bool{}, stages: map[string]bool{}, allStages: map[string]bool{}}
+	for _, in := range ins {
+		// COPY --from and RUN --mount from= resolve against every stage, even one defined later.
+		if in.cmd == "FROM" && len(in.tokens) >= 3 {
+			rest := in.tokens
+			for len(rest) > 0 && strings.HasPrefix(rest[0].text, "--") {
+				rest = rest[1:]
+			}
+			if len(rest) >= 3 && strings.EqualFold(rest[1].text, "AS") {
+				d.allStages[strings.ToLower(rest[2].text)] = true
+			}
+		}
+	}
 	seenFrom := false
 	stage := 0
 	for _, in := range ins {
@@ -230,7 +242,7 @@ func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, e
 			if alias != "" {
 				where = "FROM of stage " + alias
 			}
-			d.image(tok, where)
+			d.image(tok, where, d.stages)
 			if alias != "" {
 				d.stages[alias] = true
 			}
@@ -248,7 +260,16 @@ func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, e
 				}
 				t.text = v
 				t.col += len("--from=")
-				d.image(t, "COPY --from")
+				d.image(t, "COPY --from", d.allStages)
+			}
+		case "RUN":
+			for _, t := range in.tokens {
+				if !strings.HasPrefix(t.text, "--") {
+					break
+				}
+				if tok, ok := mountFrom(t); ok {
+					d.image(tok, "RUN --mount from", d.allStages)
+				}
 			}
 		}
 	}
@@ -260,12 +281,47 @@ func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, e
 
 // dfImages collects a Dockerfile's images.
 type dfImages struct {
-	file     string
-	e        *expander
-	declared map[string]bool
-	stages   map[string]bool
-	limit    string // why expansion stopped, with the line, once a limit was hit
-	out      []Image
+	file      string
+	e         *expander
+	declared  map[string]bool
+	stages    map[string]bool // defined so far, which FROM may name
+	allStages map[string]bool // defined anywhere, which COPY --from and RUN --mount may name
+	limit     string          // why expansion stopped, with the line, once a limit was hit
+	out       []Image
+}
+
+// platformArgs are the build args BuildKit predefines: a FROM using one depends on the build.
+var platformArgs = map[string]bool{
+	"TARGETPLATFORM": true, "TARGETOS": true, "TARGETARCH": true, "TARGETVARIANT": true,
+	"BUILDPLATFORM": true, "BUILDOS": true, "BUILDARCH": true, "BUILDVARIANT": true,
+}
+
+// mountFrom returns the from= value of a RUN --mount flag as a token of its own.
+func mountFrom(t dfToken) (dfToken, bool) {
+	opts, ok := strings.CutPrefix(t.text, "--mount=")
+	if !ok {
+		return dfToken{}, false
+	}
+	off := len("--mount=")
+	for _, kv := range strings.Split(opts, ",") {
+		if v, ok := strings.CutPrefix(kv, "from="); ok && v != "" {
+			col := t.col + utf8.RuneCountInString(t.text[:off+len("from=")])
+			return dfToken{text: v, line: t.line, col: col}, true
+		}
+		off += len(kv) + 1
+	}
+	return dfToken{}, false
+}
+
+// undeclaredOnly reports whether every missing variable is a plain name declared nowhere and
+// not predefined by BuildKit.
+func (d *dfImages) undeclaredOnly(missing []string) bool {
+	for _, m := range missing {
+		if strings.HasPrefix(m, "$") || d.declared[m] || platformArgs[m] {
+			return false
+		}
+	}
+	return true
 }
 
 // fail records the first expansion limit hit, at tok.
@@ -276,7 +332,7 @@ func (d *dfImages) fail(tok dfToken, err error) {
 }
 
 // image adds the image named by tok, unless it is scratch or a stage.
-func (d *dfImages) image(tok dfToken, where string) {
+func (d *dfImages) image(tok dfToken, where string, stages map[string]bool) {
 	img := Image{File: d.file, Line: tok.line, Column: tok.col, Raw: tok.text, Where: where, Kind: KindDockerfile}
 	if d.limit != "" {
 		img.Unreadable = d.limit
@@ -284,6 +340,21 @@ func (d *dfImages) image(tok dfToken, where string) {
 		return
 	}
 	v, missing, err := d.e.expand(tok.text)
+	if err == nil && len(missing) > 0 && d.undeclaredOnly(missing) {
+		// BuildKit expands a variable declared nowhere to the empty string (FROM alpine$TAG
+		// is alpine, that is alpine:latest).
+		vars := make(map[string]string, len(d.e.vars)+len(missing))
+		for k, val := range d.e.vars {
+			vars[k] = val
+		}
+		for _, m := range missing {
+			vars[m] = ""
+		}
+		saved := d.e.vars
+		d.e.vars = vars
+		v, missing, err = d.e.expand(tok.text)
+		d.e.vars = saved
+	}
 	if err != nil {
 		d.fail(tok, err)
 		img.Unreadable = d.limit
@@ -293,9 +364,12 @@ func (d *dfImages) image(tok dfToken, where string) {
 	if len(missing) > 0 {
 		var why []string
 		for _, m := range missing {
-			if d.declared[m] {
+			switch {
+			case d.declared[m]:
 				why = append(why, "ARG "+m+" has no default")
-			} else {
+			case platformArgs[m]:
+				why = append(why, "$"+m+" is set by the builder for each platform")
+			default:
 				why = append(why, "$"+strings.TrimPrefix(m, "$")+" is not a global ARG")
 			}
 		}
@@ -304,7 +378,7 @@ func (d *dfImages) image(tok dfToken, where string) {
 		return
 	}
 	l := strings.ToLower(v)
-	if l == "scratch" || d.stages[l] {
+	if l == "scratch" || stages[l] {
 		return
 	}
 	if v == "" {

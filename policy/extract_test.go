@@ -64,7 +64,32 @@ spec:
   built:
     build: .
     image: a/built:dev
-`, KindCompose, []string{"3:12 ghcr.io/a/web:latest", "5:12 ?a/api:${API}"}},
+  local:
+    build: .
+    image: a/local:dev
+    pull_policy: build
+  placeholder: ~
+`, KindCompose, []string{"3:12 ghcr.io/a/web:latest", "5:12 ?a/api:${API}", "8:12 a/built:dev"}},
+		{"YAML null is no image", `apiVersion: v1
+kind: Pod
+spec:
+  initContainers: [~]
+  containers:
+  - {name: a, image: null}
+  - {name: b, image: ~}
+  - {name: c, image: "null"}
+`, KindKubernetes, []string{"8:23 null"}},
+		{"workflow services expression", "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    services: ${{ fromJSON(inputs.services) }}\n    steps: [{run: make}]\n",
+			KindWorkflow, []string{"5:15 ?${{ fromJSON(inputs.services) }}"}},
+		{"workflow container null", `on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    container: null
+    services:
+      db: ~
+    steps: [{run: make}]
+`, KindWorkflow, nil},
 		{"compose merge key", "x-base: &base\n  image: redis:7\nservices:\n  cache:\n    <<: *base\n", KindCompose, []string{"2:10 redis:7"}},
 		{"ecs register input", `{"family": "f", "containerDefinitions": [{"name": "a", "image": "httpd:2.4"}]}`, KindECS, []string{"1:66 httpd:2.4"}},
 		{"ecs describe output with tabs", "{\n\t\"taskDefinition\": {\n\t\t\"containerDefinitions\": [{\"image\": \"x:1\"}]\n\t}\n}\n", KindECS, []string{"3:39 x:1"}},
@@ -96,7 +121,9 @@ jobs:
 		{"dockerfile", "# syntax=docker/dockerfile:1\nARG V=1.22\nFROM golang:${V} AS build\nFROM build\nFROM scratch\n", KindDockerfile, []string{"3:6 golang:1.22"}},
 		{"kubernetes placeholders are unresolved", "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: ${IMAGE}\n  - image: \"{{ .Values.image }}\"\n",
 			KindKubernetes, []string{"5:12 ?${IMAGE}", "6:13 ?{{ .Values.image }}"}},
-		{"gitlab ci is not supported", "image: node:20\ntest:\n  script: [npm test]\n", "", nil},
+		{"gitlab ci", "image: node:20\nvariables: {V: \"3.1\"}\ntest:\n  image: {name: \"ruby:$V\"}\n  services: [~, {name: $REG/db}]\n  script: [npm test]\n", KindGitLabCI,
+			[]string{"1:8 node:20", "4:18 ruby:3.1", "5:24 ?$REG/db"}},
+		{"helm values are not gitlab ci", "replicaCount: 1\nimage:\n  repository: nginx\n  tag: \"\"\n", "", nil},
 		{"plain text", "hello", "", nil},
 	}
 	for _, tt := range tests {
@@ -139,6 +166,10 @@ func TestDockerfile(t *testing.T) {
 		{"heredoc body is not parsed", "FROM a:1\nRUN <<EOF\nFROM ubuntu\nEOF\nFROM b:1\n", []string{"1:6 a:1", "5:6 b:1"}},
 		{"heredoc with dash and quotes", "FROM a:1\nCOPY <<-\"EOT\" /x\n\tFROM ubuntu\n\tEOT\nFROM b:1\n", []string{"1:6 a:1", "5:6 b:1"}},
 		{"copy from image", "FROM a:1 AS s\nCOPY --from=s /x /x\nCOPY --from=0 /y /y\nCOPY --chown=1 --from=nginx:1.25 /z /z\n", []string{"1:6 a:1", "4:23 nginx:1.25"}},
+		{"run mount from image", "FROM a:1 AS s\nRUN --mount=type=bind,from=nginx:1.25,target=/x --mount=type=cache,target=/c make\nRUN --mount=from=s,target=/y true\n", []string{"1:6 a:1", "2:28 nginx:1.25"}},
+		{"copy from a stage defined later", "FROM a:1 AS one\nCOPY --from=two /x /x\nFROM b:1 AS two\n", []string{"1:6 a:1", "3:6 b:1"}},
+		{"undeclared variable expands to empty", "FROM alpine$TAG\n", []string{"1:6 alpine"}},
+		{"platform args stay unresolved", "FROM --platform=$BUILDPLATFORM golang:1.22\nFROM base-$TARGETARCH\n", []string{"1:32 golang:1.22", "2:6 ?base-$TARGETARCH"}},
 		{"lower-case instructions", "from a:1 as s\nfrom s\n", []string{"1:6 a:1"}},
 		{"escape directive", "# escape=`\nFROM `\n  mcr.microsoft.com/windows/servercore:ltsc2022\n", []string{"3:3 mcr.microsoft.com/windows/servercore:ltsc2022"}},
 		{"crlf", "ARG V=1\r\nFROM a:$V\r\n", []string{"2:6 a:1"}},

@@ -24,6 +24,8 @@ func FuzzDockerfile(f *testing.F) {
 	for _, s := range []string{
 		"FROM a\n", "ARG X=${Y:-${Z}}\nFROM $X\n", "FROM \\\n", "RUN <<EOF\n", "RUN <<-\n", "# escape=`\nFROM a `\n b\n",
 		"FROM --platform=x\n", "COPY --from=\n", "FROM a AS\n", "ARG =\nFROM ${\n", "FROM ${A:+${B:-c}}\n",
+		"ARG A=xxxxxxxx\nARG B=$A$A$A$A$A$A$A$A\nARG C=$B$B$B$B$B$B$B$B\nARG D=$C$C$C$C$C$C$C$C\nARG E=$D$D$D$D$D$D$D$D\nARG F=$E$E$E$E$E$E$E$E\nARG G=$F$F$F$F$F$F$F$F\nFROM a:$G\nFROM b\n",
+		"ARG X=" + strings.Repeat("${Y:-", 50) + "z" + strings.Repeat("}", 50) + "\nFROM $X\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -90,6 +92,9 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Add([]byte("{\"containerDefinitions\":[{\"image\":\"a\"}]}"))
 	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte("a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: &d [*c, *c, *c, *c]\nservices: {w: {image: *d}}\n"))
+	f.Add([]byte("x0: &b0 {image: nginx}\nx1: &b1 {<<: *b0}\nx2: &b2 {<<: [*b1, *b0]}\nservices:\n  <<: {z: {<<: *b2}}\n  w: {<<: *b2}\n"))
+	f.Add([]byte("kind: List\napiVersion: v1\nitems: &i\n- kind: List\n  apiVersion: v1\n  items: *i\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, imgs, err := Extract(context.Background(), "f", data)
 		if err != nil {
@@ -104,13 +109,25 @@ func FuzzExtract(f *testing.F) {
 }
 
 func FuzzExpand(f *testing.F) {
-	for _, s := range []string{"${A:-${B:-c}}", "$$", "${", "${A", "$A$B", "${A:?}", "${:-x}", "${A+${B+${C}}}"} {
+	for _, s := range []string{"${A:-${B:-c}}", "$$", "${", "${A", "$A$B", "${A:?}", "${:-x}", "${A+${B+${C}}}",
+		strings.Repeat("${X:-", 40) + "y" + strings.Repeat("}", 40), strings.Repeat("$B", 64), strings.Repeat("${", 1000)} {
 		f.Add(s)
 	}
+	big := strings.Repeat("b", 64<<10)
 	f.Fuzz(func(t *testing.T, s string) {
 		out, missing := expand(s, map[string]string{"A": "a"}, "$$")
 		if len(missing) == 0 && len(out) > len(s)+len("a")*strings.Count(s, "A") {
 			t.Fatalf("expand(%q) = %q grew beyond its substitutions", s, out)
+		}
+		// Under the limits, whatever the input: the output stays within the budget, and a
+		// limit hit is an error, never a partial value.
+		e := newExpander(context.Background(), map[string]string{"A": "a", "B": big}, "$$", len(s))
+		out, _, err := e.expand(s)
+		if err == nil && len(out) > MaxExpandBytes+len(s) {
+			t.Fatalf("expansion of %q produced %d bytes, over the budget", s, len(out))
+		}
+		if err != nil && out != "" {
+			t.Fatalf("expansion of %q failed (%v) but returned %d bytes", s, err, len(out))
 		}
 	})
 }

@@ -81,7 +81,7 @@ func Extract(ctx context.Context, file string, data []byte) (Kind, []Image, erro
 			if kind == "" {
 				kind = KindYAML
 			}
-			out = append(out, unreadable(file, KindYAML, fmt.Sprintf("YAML document %d", i+1), at, "cannot read the document: "+why))
+			out = append(out, unreadable(file, KindYAML, fmt.Sprintf("YAML document %d", i+1), at, why))
 			continue
 		}
 		k, imgs := extractDoc(ctx, file, doc)
@@ -114,6 +114,8 @@ func extractDoc(ctx context.Context, file string, doc *yaml.Node) (Kind, []Image
 		return KindWorkflow, dockerActionImages(file, root)
 	case isCompose(root):
 		return KindCompose, composeImages(ctx, file, root)
+	case isGitLabCI(root):
+		return KindGitLabCI, gitlabImages(ctx, file, root)
 	}
 	return "", nil
 }
@@ -173,7 +175,7 @@ func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *ya
 	seen[n] = true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key && n.Content[i].Tag != "!!merge" {
-			return deref(n.Content[i+1])
+			return nonNull(deref(n.Content[i+1]))
 		}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -187,6 +189,16 @@ func getDepth(n *yaml.Node, key string, depth int, seen map[*yaml.Node]bool) *ya
 		}
 	}
 	return nil
+}
+
+// nonNull returns n, or nil for a YAML null (null, ~, an empty value): in every schema read
+// here a null means the same as a key left out (`container: null` is a workflow job without
+// a container, never an image named "null").
+func nonNull(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil
+	}
+	return n
 }
 
 // str returns the value of a scalar node, "" for anything else.
@@ -219,7 +231,7 @@ func collectEntries(n *yaml.Node, depth int, seen map[*yaml.Node]bool, have map[
 			continue
 		}
 		have[k.Value] = true
-		*out = append(*out, [2]*yaml.Node{k, deref(n.Content[i+1])})
+		*out = append(*out, [2]*yaml.Node{k, nonNull(deref(n.Content[i+1]))})
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Tag == "!!merge" {
@@ -238,7 +250,7 @@ func items(n *yaml.Node) []*yaml.Node {
 	}
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, c := range n.Content {
-		out = append(out, deref(c))
+		out = append(out, nonNull(deref(c)))
 	}
 	return out
 }
@@ -259,7 +271,7 @@ func position(n *yaml.Node) (line, col int) {
 func scalarImage(file string, kind Kind, where string, n *yaml.Node) Image {
 	line, col := position(n)
 	img := Image{File: file, Line: line, Column: col, Raw: n.Value, Ref: n.Value, Where: where, Kind: kind}
-	if kind != KindCompose && kind != KindWorkflow && (strings.Contains(n.Value, "$") || strings.Contains(n.Value, "{{")) {
+	if kind != KindCompose && kind != KindWorkflow && kind != KindGitLabCI && (strings.Contains(n.Value, "$") || strings.Contains(n.Value, "{{")) {
 		img.Ref = ""
 		img.Unresolved = "the image holds a placeholder that is substituted outside this file"
 	}

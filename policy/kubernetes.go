@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -40,8 +41,8 @@ func kubernetesObject(file string, root *yaml.Node, depth int) []Image {
 	kind := str(get(root, "kind"))
 	if kind == "List" || strings.HasSuffix(kind, "List") {
 		if depth >= maxListDepth {
-			return []Image{unreadable(file, KindKubernetes, kind, get(root, "items"),
-				fmt.Sprintf("cannot read the %s: Lists nested more than %d deep", kind, maxListDepth))}
+			return []Image{unreadable(file, KindKubernetes, "the items of "+kind, get(root, "items"),
+				fmt.Sprintf("Lists nested more than %d deep", maxListDepth))}
 		}
 		var out []Image
 		for _, it := range items(get(root, "items")) {
@@ -51,25 +52,84 @@ func kubernetesObject(file string, root *yaml.Node, depth int) []Image {
 		}
 		return out
 	}
+	obj := kind + "/" + str(get(get(root, "metadata"), "name"))
 	path, ok := podSpecPaths[kind]
 	if !ok {
-		return nil
+		// Any other kind (Argo Rollout, OpenShift DeploymentConfig, Knative Service, a custom
+		// resource): its pod specs are wherever its spec holds a containers list.
+		var out []Image
+		for _, spec := range findPodSpecs(get(root, "spec"), 0) {
+			out = append(out, podSpecImages(file, obj, spec)...)
+		}
+		return out
 	}
 	spec := root
 	for _, p := range path {
 		spec = get(spec, p)
 	}
-	obj := kind + "/" + str(get(get(root, "metadata"), "name"))
+	return podSpecImages(file, obj, spec)
+}
+
+// podSpecImages returns the images of the containers of a pod spec.
+func podSpecImages(file, obj string, spec *yaml.Node) []Image {
 	var out []Image
 	for _, list := range containerLists {
-		for _, c := range items(get(spec, list)) {
+		for i, c := range items(get(spec, list)) {
 			img := get(c, "image")
 			if img == nil || img.Kind != yaml.ScalarNode {
 				continue
 			}
-			where := obj + " " + strings.TrimSuffix(list, "s") + " " + str(get(c, "name"))
+			name := str(get(c, "name"))
+			if name == "" {
+				name = "#" + strconv.Itoa(i+1) // Knative lets a single container go unnamed
+			}
+			where := obj + " " + strings.TrimSuffix(list, "s") + " " + name
 			out = append(out, scalarImage(file, KindKubernetes, where, img))
 		}
 	}
 	return out
+}
+
+// maxPodSpecDepth bounds how deep under spec a pod spec is looked for.
+const maxPodSpecDepth = 12
+
+// findPodSpecs returns the mappings under n that hold a containers list of mappings, in
+// document order, not looking inside a pod spec once found.
+func findPodSpecs(n *yaml.Node, depth int) []*yaml.Node {
+	n = deref(n)
+	if n == nil || depth > maxPodSpecDepth {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		if c := get(n, "containers"); c != nil && c.Kind == yaml.SequenceNode && isContainerList(c) {
+			return []*yaml.Node{n}
+		}
+		var out []*yaml.Node
+		for _, kv := range entries(n) {
+			if kv[0].Value == "metadata" || kv[0].Value == "status" {
+				continue
+			}
+			out = append(out, findPodSpecs(kv[1], depth+1)...)
+		}
+		return out
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, it := range items(n) {
+			out = append(out, findPodSpecs(it, depth+1)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// isContainerList reports whether every element of a sequence is a mapping with an image or a
+// name, as containers are.
+func isContainerList(seq *yaml.Node) bool {
+	for _, c := range items(seq) {
+		if c == nil || c.Kind != yaml.MappingNode || get(c, "image") == nil && get(c, "name") == nil {
+			return false
+		}
+	}
+	return true
 }

@@ -89,18 +89,26 @@ func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Log
 			return nil, err
 		}
 	}
+	l.in.applyKustomizations(l.kustomizations)
 	return l.in, nil
 }
 
 type loader struct {
-	ctx     context.Context
-	in      *Inputs
-	exclude []string
-	logger  *slog.Logger
+	ctx            context.Context
+	in             *Inputs
+	exclude        []string
+	logger         *slog.Logger
+	kustomizations []*kustomization
 }
 
+// skip records a skipped file; an exclusion is deliberate and logged at info level, anything
+// else is a warning.
 func (l *loader) skip(file, reason string) {
-	l.logger.Warn("skipping file", "file", file, "reason", reason)
+	if strings.HasPrefix(reason, "excluded by ") {
+		l.logger.Info("skipping excluded file", "file", file, "reason", reason)
+	} else {
+		l.logger.Warn("skipping file", "file", file, "reason", reason)
+	}
 	l.in.Skipped = append(l.in.Skipped, Skip{File: file, Reason: reason})
 }
 
@@ -250,15 +258,26 @@ func (l *loader) excluded(name string) string {
 	return ""
 }
 
-// candidate reports whether a file met in a directory may hold deploy configuration.
+// candidate reports whether a file met in a directory may hold deploy configuration:
+// *.yaml, *.yml, *.json, and Dockerfile, Dockerfile.prod, prod.Dockerfile and the same for
+// Containerfile, but not source files named after them (dockerfile.go, dockerfile_test.go).
 func candidate(base string) bool {
 	l := strings.ToLower(base)
 	switch filepath.Ext(l) {
 	case ".yaml", ".yml", ".json":
 		return true
+	case ".go", ".md", ".txt", ".py", ".js", ".ts", ".rb", ".rs", ".java", ".sh", ".orig", ".bak", ".swp":
+		return false
 	}
-	return strings.HasPrefix(l, "dockerfile") || strings.HasPrefix(l, "containerfile") ||
-		strings.HasSuffix(l, ".dockerfile") || strings.HasSuffix(l, ".containerfile")
+	for _, name := range []string{"dockerfile", "containerfile"} {
+		if l == name || strings.HasSuffix(l, "."+name) {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(l, name); ok && rest != "" && strings.ContainsRune(".-_", rune(rest[0])) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *loader) add(name string, data []byte) error {
@@ -270,6 +289,11 @@ func (l *loader) add(name string, data []byte) error {
 		l.in.Files[name] = kind
 	}
 	l.in.Images = append(l.in.Images, imgs...)
+	if kind == KindKubernetes || kind == "" {
+		if k := readKustomization(name, data); k != nil {
+			l.kustomizations = append(l.kustomizations, k)
+		}
+	}
 	return nil
 }
 

@@ -62,6 +62,12 @@ func workflowImages(file string, root *yaml.Node) []Image {
 				add("job "+id+" container", get(c, "image"), "")
 			}
 		}
+		if svcs := get(job[1], "services"); svcs != nil && svcs.Kind == yaml.ScalarNode && hasExpression(svcs.Value) {
+			// services: ${{ fromJSON(...) }}: the whole set is decided at run time.
+			line, col := position(svcs)
+			out = append(out, Image{File: file, Line: line, Column: col, Raw: svcs.Value, Where: "job " + id + " services",
+				Kind: KindWorkflow, Unresolved: "the services are a workflow expression evaluated at run time"})
+		}
 		for _, svc := range entries(get(job[1], "services")) {
 			where := "job " + id + " service " + svc[0].Value
 			if svc[1] != nil && svc[1].Kind == yaml.ScalarNode {

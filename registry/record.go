@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/model"
 )
@@ -57,12 +57,16 @@ func (c *Client) Record(ctx context.Context, image, platform, manifestFile strin
 	}, nil
 }
 
+// MaxRecordSize bounds the size of a release record file.
+const MaxRecordSize = 4 << 20
+
 // LoadRecord reads a release record file written by `polygraph release record`. It rejects
-// unknown fields, another schema, and a record without a digest.
+// a file that is not regular or is over MaxRecordSize (a *safeio.Error), unknown fields,
+// another schema, and a record without a digest.
 func LoadRecord(file string) (*model.ReleaseRecord, error) {
-	b, err := os.ReadFile(file)
+	b, err := safeio.ReadFile(file, MaxRecordSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading release record %q: %w", file, err)
+		return nil, fmt.Errorf("release record: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

@@ -73,6 +73,7 @@ func policyCheck(c *cli.Context) error {
 	defer cancel()
 
 	exclude := append(append([]string(nil), cfg.Policy.Exclude...), c.StringSlice("skip-path")...)
+	g.logger.Debug("reading deploy configurations", "paths", paths)
 	in, err := policy.Load(ctx, paths, c.App.Reader, g.logger, policy.WithExclude(exclude...))
 	if err != nil {
 		var se *safeio.Error

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,14 +123,14 @@ func TestPolicyCheckSignalsAndTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(binary, append([]string{"policy", "check"}, append(tt.args, "-")...)...)
+			cmd := exec.Command(binary, append([]string{"policy", "check", "--log-level", "debug"}, append(tt.args, "-")...)...)
 			cmd.Env = append(os.Environ(), "POLYGRAPH_CONFIG=")
 			stdin, err := cmd.StdinPipe() // left open: policy check waits for its input
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer stdin.Close()
-			var stderr strings.Builder
+			var stderr syncBuilder
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -137,7 +138,15 @@ func TestPolicyCheckSignalsAndTimeout(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			if tt.sig != 0 {
-				time.Sleep(300 * time.Millisecond)
+				// The handler is installed before the command runs; wait for the command to say
+				// it is reading, so the signal never arrives before the handler on a busy machine.
+				for !strings.Contains(stderr.String(), "reading deploy configurations") {
+					select {
+					case <-done:
+						t.Fatalf("ended before reading: %s", stderr.String())
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
 				if err := cmd.Process.Signal(tt.sig); err != nil {
 					t.Fatal(err)
 				}
@@ -174,4 +183,22 @@ func TestSignalExitCode(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", sig, code, want, errb.String())
 		}
 	}
+}
+
+// syncBuilder is a strings.Builder safe to read while a process writes to it.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
+	"github.com/polygraph-dev/polygraph/internal/safeio"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -342,13 +342,16 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 	)
 }
 
+// maxCAFileSize bounds probe.tls.ca_file (a system bundle is a few hundred KiB).
+const maxCAFileSize = 4 << 20
+
 func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	t := cfg.Probe.TLS
 	tc := &tls.Config{InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // opt-in, documented
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := safeio.ReadFile(t.CAFile, maxCAFileSize)
 		if err != nil {
-			return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.tls.ca_file: %v", errors.Unwrap(err))}
+			return nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("probe.tls.ca_file: %v", err)}
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil {

@@ -68,6 +68,9 @@ type Spec struct {
 	LaunchedAt time.Time
 	// Labels are carried into targets.
 	Labels map[string]string
+	// Runtime, when set, is what the instance's Docker Engine API reports it runs, served on
+	// the instance's own address (see Fleet.docker); nil answers "No such container".
+	Runtime *Runtime
 }
 
 // Instance is one running simulated instance.
@@ -333,6 +336,9 @@ func (f *Fleet) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Path == f.ManifestPath && f.fault(w, r, s) {
+		return
+	}
+	if f.docker(w, r, s) {
 		return
 	}
 	switch r.URL.Path {
