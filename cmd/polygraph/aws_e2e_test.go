@@ -243,3 +243,29 @@ func TestVerifyAWSFailures(t *testing.T) {
 		})
 	}
 }
+
+// An instance of the group without an address of the configured kind is reported, never
+// dropped: unreachable, saying why, with nothing dialed.
+func TestVerifyInstanceWithoutAddress(t *testing.T) {
+	a := startAWSWorld(t)
+	a.aws.EC2.Add(awsfake.Instance{ID: "i-0000000000000005", State: "pending", AZ: "us-east-1b", InstanceType: "c7g.large",
+		Tags: map[string]string{"aws:autoscaling:groupName": "store-web-prod"}})
+	a.aws.SSM.Manage("i-0000000000000005", awsfake.SSMInstance{Env: map[string]string{"FAKE_CONTAINER": "none"}})
+	cfg := a.config(t, fmt.Sprintf("  ec2:\n    auto_scaling_groups: [store-web-prod]\n    port: %d", a.port))
+	rep, stderr, code := a.verify(t, cfg)
+	if code != 1 {
+		t.Fatalf("exit %d; stderr: %s", code, stderr)
+	}
+	var found bool
+	for _, f := range rep.Findings {
+		if f.Kind == model.KindUnreachable && f.Instance == "i-0000000000000005" {
+			found = strings.Contains(f.Message, "has no private IP address")
+		}
+	}
+	if !found {
+		t.Errorf("no unreachable finding saying the instance has no private IP: %v", findingsOf(rep))
+	}
+	if rep.Summary.Instances != 5 {
+		t.Errorf("%d instances in the report, want 5", rep.Summary.Instances)
+	}
+}
