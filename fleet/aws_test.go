@@ -247,3 +247,16 @@ func TestInstancesByID(t *testing.T) {
 		t.Errorf("want one call with all three IDs, then one without the unknown: %+v", calls)
 	}
 }
+
+func TestTargetGroupThrottlingIsRetriedBySDK(t *testing.T) {
+	f, ec2c, elbc := fakeAWS(t)
+	f.ELBv2.Add(awsfake.TargetGroup{ARN: arnPrefix + "ip/1", Type: "ip", Targets: []awsfake.RegisteredTarget{{ID: "127.0.1.9", Port: 80, Health: "healthy"}}})
+	f.Fail("DescribeTargetHealth", "Throttling", "Rate exceeded", 1)
+	got, err := NewTargetGroups(elbc, ec2c, TargetGroupsOptions{ARNs: []string{arnPrefix + "ip/1"}}).Targets(context.Background())
+	if err != nil || len(got) != 1 || got[0].ID != "127.0.1.9:80" {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	if n := len(f.Calls("DescribeTargetHealth")); n != 2 {
+		t.Errorf("%d calls, want the throttled one and its retry", n)
+	}
+}
