@@ -260,3 +260,19 @@ func TestTargetGroupThrottlingIsRetriedBySDK(t *testing.T) {
 		t.Errorf("%d calls, want the throttled one and its retry", n)
 	}
 }
+
+// Throttling without end is retried within the deadline, never beyond it.
+func TestThrottlingStopsAtTheDeadline(t *testing.T) {
+	f, c, _ := fakeAWS(t)
+	f.Fail("DescribeInstances", "RequestLimitExceeded", "Request limit exceeded.", 1000)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := NewEC2(c, EC2Options{Region: "us-east-1", Port: 80}).Targets(ctx)
+	if err == nil || !strings.Contains(err.Error(), "ec2:DescribeInstances") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("returned after %v, past a 300ms deadline", d)
+	}
+}
