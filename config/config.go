@@ -13,6 +13,8 @@ type Config struct {
 	Compare string  `yaml:"compare"`
 	Hook    Hook    `yaml:"hook"`
 	Policy  Policy  `yaml:"policy"`
+	// Diagnose tunes `polygraph diagnose`.
+	Diagnose Diagnose `yaml:"diagnose"`
 	// Registry configures access to OCI registries (release record, release.image, --resolve).
 	Registry Registry `yaml:"registry"`
 
@@ -161,8 +163,17 @@ type Exception struct {
 	Line int `yaml:"-"`
 }
 
+// Diagnose tunes `polygraph diagnose`.
+type Diagnose struct {
+	// SearchTags is how many tags (the last ones in the registry's listing) attribution may
+	// read when a group's digest does not identify its image.
+	SearchTags *int `yaml:"search_tags"`
+}
+
 // Defaults.
 const (
+	DefaultSearchTags     = 20
+	MaxSearchTags         = 1000
 	DefaultConcurrency    = 64
 	DefaultTimeout        = 5 * time.Second
 	DefaultRetries        = 3

@@ -103,6 +103,10 @@ func (c *Config) setDefaults() {
 	if h.OnError == "" {
 		h.OnError = "abandon"
 	}
+	if c.Diagnose.SearchTags == nil {
+		n := DefaultSearchTags
+		c.Diagnose.SearchTags = &n
+	}
 	if c.Policy.RequireDigest == nil {
 		t := true
 		c.Policy.RequireDigest = &t
@@ -244,6 +248,9 @@ func (v *validator) validate() {
 		if err := checkGlob(g, true); err != "" {
 			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q %s", g, err)
 		}
+	}
+	if n := *c.Diagnose.SearchTags; n < 0 || n > MaxSearchTags {
+		v.fail("diagnose.search_tags", "diagnose.search_tags must be between 0 and %d, got %d", MaxSearchTags, n)
 	}
 	if c.CDN.Concurrency < 1 {
 		v.fail("cdn.concurrency", "cdn.concurrency must be at least 1, got %d", c.CDN.Concurrency)

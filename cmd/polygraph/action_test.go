@@ -208,6 +208,16 @@ func TestActionPolicy(t *testing.T) {
 			t.Errorf("step summary does not say pass:\n%s", r.summary)
 		}
 	})
+	t.Run("skip-paths leave test data out, counted", func(t *testing.T) {
+		r := runAction(t, root, map[string]string{"paths": "examples/policy", "config": "examples/policy/polygraph.yaml",
+			"skip-paths": "examples/policy/deploy/**\n'**/nothing here/**'"})
+		if r.outputs["run"]["exit-code"] != "0" || r.failed != "" {
+			t.Fatalf("exit-code %q, failed step %q:\n%s", r.outputs["run"]["exit-code"], r.failed, r.stdout)
+		}
+		if !strings.Contains(r.summary, "3 files skipped") {
+			t.Errorf("step summary does not count the skipped files:\n%s", r.summary)
+		}
+	})
 	t.Run("fail-on never", func(t *testing.T) {
 		r := runAction(t, root, map[string]string{"paths": "examples/policy/deploy", "config": "examples/policy/polygraph.yaml", "fail-on": "never"})
 		if r.outputs["run"]["exit-code"] != "0" || r.failed != "" {
@@ -298,15 +308,59 @@ func TestActionPinned(t *testing.T) {
 	// The workflow recipes we ship pin their actions the same way (policy check gates images,
 	// not actions, so this test does).
 	uses := regexp.MustCompile(`(?m)^\s*-?\s*uses:\s*(\S+)`)
-	for _, f := range []string{"../../action.yml", "../../examples/policy/github-actions.yml"} {
+	workflows, _ := filepath.Glob("../../.github/workflows/*.yml")
+	if len(workflows) == 0 {
+		t.Error("no workflows in .github/workflows")
+	}
+	for _, f := range append([]string{"../../action.yml", "../../examples/policy/github-actions.yml"}, workflows...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range uses.FindAllStringSubmatch(string(b), -1) {
+			if m[1] == "./" { // this repository's own action, at the checked-out commit
+				continue
+			}
 			if !sha.MatchString(m[1]) {
 				t.Errorf("%s: uses %s: pin it by full commit SHA", f, m[1])
 			}
 		}
+	}
+}
+
+// TestSelfCheckWorkflow runs the action with the inputs the repository's own CI gives it
+// (.github/workflows/ci.yml): polygraph's gate passes over the repository itself.
+func TestSelfCheckWorkflow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds polygraph through the action")
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []actionStep `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	src, err := os.ReadFile("../../.github/workflows/ci.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(src, &wf); err != nil {
+		t.Fatal(err)
+	}
+	var with map[string]string
+	for _, st := range wf.Jobs["policy"].Steps {
+		if st.Uses == "./" {
+			with = st.With
+		}
+	}
+	if with == nil {
+		t.Fatal("ci.yml has no policy job using the action (uses: ./)")
+	}
+	root, _ := filepath.Abs("../..")
+	r := runAction(t, root, with)
+	if r.outputs["run"]["exit-code"] != "0" || r.failed != "" {
+		t.Fatalf("the self-check fails: exit-code %q, failed step %q:\n%s\n%s", r.outputs["run"]["exit-code"], r.failed, r.stdout, r.summary)
+	}
+	if !strings.Contains(r.summary, "policy pass") || !strings.Contains(r.summary, "files skipped") {
+		t.Errorf("summary:\n%s", r.summary)
 	}
 }

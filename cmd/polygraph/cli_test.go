@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +106,8 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exited %d: %s\n%s", code, stderr, out)
 	}
-	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved", "(per docker)", "container runtime"} {
+	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved", "(per docker)", "container runtime",
+		"$ polygraph diagnose", "1. tag-re-pushed (group 2)", "after the release was recorded at 2021-04-06 08:50 UTC", "Next steps"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -128,9 +131,13 @@ func TestServeThenVerify(t *testing.T) {
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
 	ready := make(chan bool)
+	pageURL := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), "The diagnosis of the incident: "); ok {
+				pageURL <- strings.Fields(rest)[0]
+			}
 			if strings.Contains(sc.Text(), "polygraph verify --config") {
 				ready <- true
 			}
@@ -140,6 +147,17 @@ func TestServeThenVerify(t *testing.T) {
 	case <-ready:
 	case <-time.After(20 * time.Second):
 		t.Fatal("demo --serve did not become ready")
+	}
+	// demo --serve serves the HTML diagnosis on loopback and writes it beside the config.
+	resp, err := http.Get(<-pageURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	saved, _ := os.ReadFile(filepath.Join(dir, "diagnosis.html"))
+	if resp.StatusCode != 200 || !bytes.Contains(page, []byte(`<svg id="fleet-picture"`)) || !bytes.Equal(page, saved) {
+		t.Errorf("served diagnosis: status %d, %d bytes, same as diagnosis.html: %v", resp.StatusCode, len(page), bytes.Equal(page, saved))
 	}
 	cfg := filepath.Join(dir, "polygraph.yaml")
 	if _, err := config.Load(cfg); err != nil {
@@ -154,7 +172,7 @@ func TestServeThenVerify(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("stdout is not a JSON report: %v", err)
 	}
-	saved, _ := os.ReadFile(reportFile)
+	saved, _ = os.ReadFile(reportFile)
 	var rep2 model.Report
 	if err := json.Unmarshal(saved, &rep2); err != nil || rep2.Summary != rep.Summary {
 		t.Errorf("--report differs from stdout: %v", err)

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/diagnose"
 	"github.com/polygraph-dev/polygraph/internal/run"
 	"github.com/polygraph-dev/polygraph/internal/testkit"
 	"github.com/polygraph-dev/polygraph/model"
@@ -57,41 +62,22 @@ func demoAction(c *cli.Context) error {
 		return unverifiable(fmt.Errorf("writing the demo config: %w", err))
 	}
 	out := c.App.Writer
-	if c.Bool("serve") {
-		fmt.Fprintf(out, "Simulated fleet of %d instances, a CDN and a registry are running on loopback.\nIn another terminal:\n\n  polygraph verify --config %s\n\nCtrl-C stops the world.\n", len(w.Fleet.Instances), path)
-		<-c.Context.Done()
-		return nil
-	}
 	cfg, err := config.Load(path)
 	if err != nil {
 		return err
+	}
+	if c.Bool("serve") {
+		return demoServe(c, g, w, cfg, dir, path)
 	}
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
 	fmt.Fprintf(out, "Simulated incident: store-web %s was pushed and recorded (polygraph release record); then a CI change re-pushed the tag with a rebuilt artifact.\n"+
 		"6 instances all claim %s; the 2 newest were autoscaled after the re-push.\n\n$ polygraph verify --config %s\n\n", w.Version, w.Version, filepath.Base(path))
-	// Each instance's container runtime answers too (a fake Docker Engine beside it): the
-	// evidence of what it runs, which no claim can bend.
-	engines, err := testkit.StartEngines(w.Fleet, func(in *testkit.Instance) testkit.EngineImage {
-		p := w.Released
-		if in.Digest == w.Repushed.Digest {
-			p = w.Repushed
-		}
-		repo, _, _ := strings.Cut(w.Image, ":"+w.Version)
-		return testkit.EngineImage{ID: p.Images[0].Config, RepoDigests: []string{repo + "@" + p.Digest}}
-	})
+	res, d, err := demoRun(ctx, g, w, cfg)
 	if err != nil {
-		return unverifiable(err)
+		return err
 	}
-	defer engines.Close()
-	runtime, err := running.NewDocker("web", running.WithDockerHost(fmt.Sprintf("tcp://{host}:%d", engines.Port)))
-	if err != nil {
-		return unverifiable(err)
-	}
-	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: []registry.Option{registry.WithCacheDir("")}, Runtime: runtime})
-	if err != nil {
-		return unverifiable(err)
-	}
+	rep := res.Report
 	if err := report.Render(out, rep, "text", report.Options{Color: g.color, MaxPerKind: 3}); err != nil {
 		return unverifiable(err)
 	}
@@ -110,7 +96,90 @@ func demoAction(c *cli.Context) error {
 		"Every deployed-version signal said all was well; only asking each instance directly for its content showed the truth, "+
 		"and each instance's container runtime (its Docker Engine API) confirms it: they run %s, the re-pushed image.\n",
 		w.Version, strings.Join(liars, " and "), w.Version, missing, w.Repushed.Digest[:19])
+	fmt.Fprintf(out, "\nNow the explanation, for whoever is on call (launch times and zones as an EC2 fleet source reports them):\n\n$ polygraph diagnose --config %s\n\n", filepath.Base(path))
+	if err := report.RenderDiagnosisText(out, d, report.DiagnosisOptions{Color: g.color}); err != nil {
+		return unverifiable(err)
+	}
+	if c := demoCause(d); c != model.CauseTagRePushed {
+		return &exitError{code: exitFindings, err: fmt.Errorf("the diagnosis did not explain the incident (first cause %q, want %s)", c, model.CauseTagRePushed)}
+	}
 	return nil
+}
+
+// demoRun verifies the simulated fleet and diagnoses it. The targets carry the launch times and
+// zones the simulated instances were given, as an EC2 fleet source would report them.
+func demoRun(ctx context.Context, g *globals, w *testkit.World, cfg *config.Config) (*run.Result, *model.Diagnosis, error) {
+	reg := []registry.Option{registry.WithCacheDir("")}
+	// Each instance's container runtime answers too (a fake Docker Engine beside it): the
+	// evidence of what it runs, which no claim can bend.
+	engines, err := testkit.StartEngines(w.Fleet, func(in *testkit.Instance) testkit.EngineImage {
+		p := w.Released
+		if in.Digest == w.Repushed.Digest {
+			p = w.Repushed
+		}
+		repo, _, _ := strings.Cut(w.Image, ":"+w.Version)
+		return testkit.EngineImage{ID: p.Images[0].Config, RepoDigests: []string{repo + "@" + p.Digest}}
+	})
+	if err != nil {
+		return nil, nil, unverifiable(err)
+	}
+	defer engines.Close()
+	runtime, err := running.NewDocker("web", running.WithDockerHost(fmt.Sprintf("tcp://{host}:%d", engines.Port)))
+	if err != nil {
+		return nil, nil, unverifiable(err)
+	}
+	res, err := run.Run(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: reg, Targets: w.Fleet.Targets(), Runtime: runtime})
+	if err != nil {
+		return nil, nil, unverifiable(err)
+	}
+	d, err := diagnose.Diagnose(ctx, cfg, diagnose.Input{Release: res.Release, Report: res.Report}, diagnose.Options{Logger: g.logger, Version: polygraphVersion(), Registry: reg})
+	if err != nil {
+		return nil, nil, unverifiable(err)
+	}
+	return res, d, nil
+}
+
+// demoServe keeps the world running for `polygraph verify`, and serves the diagnosis as HTML
+// on a loopback port (also written beside the config).
+func demoServe(c *cli.Context, g *globals, w *testkit.World, cfg *config.Config, dir, path string) error {
+	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	_, d, err := demoRun(ctx, g, w, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := report.RenderDiagnosisHTML(&page, d); err != nil {
+		return unverifiable(err)
+	}
+	htmlPath := filepath.Join(dir, "diagnosis.html")
+	if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
+		return unverifiable(fmt.Errorf("writing the diagnosis page: %w", err))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return unverifiable(fmt.Errorf("serving the diagnosis page: %w", err))
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		rw.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		rw.Write(page.Bytes())
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	fmt.Fprintf(c.App.Writer, "Simulated fleet of %d instances, a CDN and a registry are running on loopback.\n"+
+		"The diagnosis of the incident: http://%s/ (also written to %s)\nIn another terminal:\n\n  polygraph verify --config %s\n  polygraph diagnose --config %s --output html > diagnosis.html\n\nCtrl-C stops the world.\n",
+		len(w.Fleet.Instances), ln.Addr(), htmlPath, path, path)
+	<-c.Context.Done()
+	return nil
+}
+
+// demoCause returns the kind of the diagnosis's first cause ("" when there is none).
+func demoCause(d *model.Diagnosis) string {
+	if len(d.Causes) == 0 {
+		return ""
+	}
+	return d.Causes[0].Kind
 }
 
 // demoCaught returns the instances caught lying, how many assets are missing and whether the

@@ -146,8 +146,18 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 }
 
+// printOnly lists the commands that only print something fixed (a script, the man page): the
+// common flags would be accepted there and do nothing, so they do not get them.
+var printOnly = map[string]bool{"completion": true, "man": true}
+
 // withCommonFlags adds the flags every command accepts after its name (and subcommands).
 func withCommonFlags(c *cli.Command) {
+	if c.OnUsageError == nil {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr(err) }
+	}
+	if printOnly[c.Name] {
+		return
+	}
 	have := map[string]bool{}
 	for _, f := range c.Flags {
 		for _, n := range f.Names() {
@@ -158,9 +168,6 @@ func withCommonFlags(c *cli.Command) {
 		if !have[f.Names()[0]] {
 			c.Flags = append(c.Flags, f)
 		}
-	}
-	if c.OnUsageError == nil {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr(err) }
 	}
 	for _, s := range c.Subcommands {
 		withCommonFlags(s)

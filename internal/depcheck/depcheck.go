@@ -4,7 +4,10 @@
 package depcheck
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,6 +60,7 @@ func importPath(t testing.TB, pkg string) string {
 
 func goList(t testing.TB, args ...string) string {
 	t.Helper()
+	statSources(t)
 	cmd := exec.Command("go", append([]string{"list"}, args...)...)
 	out, err := cmd.Output()
 	if err != nil {
@@ -70,3 +74,26 @@ func goList(t testing.TB, args ...string) string {
 }
 
 func rel(p string) string { return strings.TrimPrefix(p, Module+"/") }
+
+// statSources stats every Go file of the module. go test caches a passing result until a file
+// the test read changes, and it cannot see what the go list child reads: the stats make any
+// edit to an import anywhere in the module run the guard again.
+func statSources(t testing.TB) {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") && p != root:
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(p, ".go"):
+			os.Stat(p)
+		}
+		return nil
+	})
+}

@@ -44,7 +44,8 @@ var (
 // StageExceptions lists the imports between stages that are there by design, each with why.
 // (probe and registry read manifests through manifest, which is a leaf, so they need none.)
 var StageExceptions = map[[2]string]string{
-	{"report", "policy"}: "report renders the policy report (policy.Report), as it renders model.Report",
+	{"report", "policy"}:     "report renders the policy report (policy.Report), as it renders model.Report",
+	{"diagnose", "registry"}: "attribution reads the manifest file out of the images a group runs, and searches the release repository's tags",
 }
 
 // Classify returns the layer of a package (a path relative to the module, such as

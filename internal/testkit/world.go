@@ -60,16 +60,17 @@ func StartIncident(ctx context.Context) (w *World, err error) {
 	}()
 	w.Registry = regtest.NewServer()
 	w.Image = w.Registry.Ref("store-web:" + w.Version)
-	if w.Released, w.Record, err = Publish(ctx, w.Image, w.Good); err != nil {
+	base := time.Date(2021, 4, 6, 9, 0, 0, 0, time.UTC)
+	if w.Released, w.Record, err = PublishAt(ctx, w.Image, w.Good, base.Add(-20*time.Minute)); err != nil {
 		return nil, err
 	}
-	if w.Repushed, err = regtest.PushIndex(ctx, w.Image, imageOf(w.Bad)); err != nil {
+	w.Record.RecordedAt = base.Add(-10 * time.Minute) // the CI job recorded it right after the push
+	if w.Repushed, err = regtest.PushIndex(ctx, w.Image, imageOf(w.Bad, base.Add(5*time.Hour))); err != nil {
 		return nil, fmt.Errorf("re-pushing %s: %w", w.Image, err)
 	}
 	if w.CDN, err = StartCDN("/store/", w.Good); err != nil {
 		return nil, err
 	}
-	base := time.Date(2021, 4, 6, 9, 0, 0, 0, time.UTC)
 	var specs []Spec
 	for i := 1; i <= 6; i++ {
 		s := Spec{ID: fmt.Sprintf("web-%d", i), Build: w.Good, Version: w.Version, Digest: w.Released.Digest,
@@ -88,10 +89,10 @@ func StartIncident(ctx context.Context) (w *World, err error) {
 }
 
 // imageOf is a two-platform image index (with an attestation) whose top layer holds the
-// build's manifest at ManifestFile.
-func imageOf(b *Build) regtest.Index {
+// build's manifest at ManifestFile; created is its configs' created time (zero for none).
+func imageOf(b *Build, created time.Time) regtest.Index {
 	img := func(platform string) regtest.Image {
-		return regtest.Image{Platform: platform, Layers: [][]regtest.File{
+		return regtest.Image{Platform: platform, Created: created, Layers: [][]regtest.File{
 			{{Path: "/app/server", Data: []byte("#!/bin/sh\nexec node server.js\n")}},
 			{{Path: ManifestFile, Data: b.Manifest}},
 		}}
@@ -102,7 +103,12 @@ func imageOf(b *Build) regtest.Index {
 // Publish pushes an image holding the build to ref and records the release, as a CI job
 // would right after the push (`polygraph release record`).
 func Publish(ctx context.Context, ref string, b *Build) (*regtest.Pushed, *model.ReleaseRecord, error) {
-	pushed, err := regtest.PushIndex(ctx, ref, imageOf(b))
+	return PublishAt(ctx, ref, b, time.Time{})
+}
+
+// PublishAt is Publish with the image configs' created time set to created.
+func PublishAt(ctx context.Context, ref string, b *Build, created time.Time) (*regtest.Pushed, *model.ReleaseRecord, error) {
+	pushed, err := regtest.PushIndex(ctx, ref, imageOf(b, created))
 	if err != nil {
 		return nil, nil, fmt.Errorf("pushing %s: %w", ref, err)
 	}

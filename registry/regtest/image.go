@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -54,6 +55,8 @@ type Image struct {
 	// Platform is os/arch[/variant]. The default is linux/amd64.
 	Platform string
 	Layers   [][]File
+	// Created is the config's `created` time. The default is none (the zero time).
+	Created time.Time
 }
 
 // Index is a multi-platform image.
@@ -195,6 +198,9 @@ func Build(img Image) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
+	if !img.Created.IsZero() {
+		cf.Created = v1.Time{Time: img.Created}
+	}
 	return mutate.ConfigFile(im, cf)
 }
 

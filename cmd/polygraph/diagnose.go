@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/polygraph-dev/polygraph/config"
+	"github.com/polygraph-dev/polygraph/diagnose"
+	"github.com/polygraph-dev/polygraph/internal/run"
+	"github.com/polygraph-dev/polygraph/model"
+	"github.com/polygraph-dev/polygraph/report"
+)
+
+func init() {
+	commands = append(commands, func() *cli.Command {
+		return &cli.Command{
+			Name:      "diagnose",
+			Usage:     "verify, then explain: what is wrong, on which instances, since when, why, and what to do",
+			UsageText: "polygraph diagnose [--config F] [--output text|json|html] [--fail-on error|warning|never] [--report FILE]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text", Usage: "text, json or html", EnvVars: env("output")},
+				failOnFlag(),
+				&cli.StringFlag{Name: "report", Usage: "also write the JSON diagnosis (the verify report embedded) to `FILE`", EnvVars: env("report")},
+			},
+			Action: diagnoseAction,
+		}
+	})
+}
+
+func diagnoseAction(c *cli.Context) error {
+	g, err := getGlobals(c)
+	if err != nil {
+		return err
+	}
+	threshold, err := failOn(c)
+	if err != nil {
+		return err
+	}
+	output := c.String("output")
+	if !slices.Contains(report.DiagnosisFormats, output) {
+		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.DiagnosisFormats, ", "), output))
+	}
+	cfg, err := g.loadConfig(true)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	defer cancel()
+	res, runErr := run.Run(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g), Discovered: softMemoryLimit, Probed: raiseMemoryLimit})
+	return diagnoseFinish(ctx, c.App.Writer, cfg, res, runErr, diagnose.Options{Logger: g.logger, Version: polygraphVersion()}, output, c.String("report"), threshold, g)
+}
+
+// diagnoseFinish explains a run, renders the diagnosis, writes --report and returns the exit
+// code's error, exactly as verify decides it from the embedded report.
+func diagnoseFinish(ctx context.Context, w io.Writer, cfg *config.Config, res *run.Result, runErr error, o diagnose.Options, output, reportFile string, threshold model.Severity, g *globals) error {
+	var ce *config.Error
+	if res == nil || res.Report == nil || errors.As(runErr, &ce) {
+		if runErr == nil {
+			runErr = errors.New("the run produced no report")
+		}
+		return runErr
+	}
+	// The diagnosis reads the release and the report only; the observations and the CDN
+	// results (most of a large fleet's memory) are left to the collector.
+	d, err := diagnose.Diagnose(ctx, cfg, diagnose.Input{Release: res.Release, Report: res.Report}, o)
+	if err != nil {
+		return err
+	}
+	rep := d.Report
+	if g.quiet && output == "text" {
+		fmt.Fprintf(w, "%s: %d instances in %d groups, %d causes\n", d.Verdict, len(rep.Instances), len(d.Groups), len(d.Causes))
+	} else if err := report.RenderDiagnosis(w, d, output, report.DiagnosisOptions{Color: g.color}); err != nil {
+		return unverifiable(fmt.Errorf("writing the diagnosis: %w", err))
+	}
+	if reportFile != "" {
+		if err := writeDiagnosis(reportFile, d); err != nil {
+			return unverifiable(err)
+		}
+	}
+	switch code := rep.ExitCode(threshold); {
+	case code == model.ExitOK:
+		return nil
+	case code == model.ExitUnverifiable && runErr != nil:
+		return unverifiable(runErr)
+	case code == model.ExitUnverifiable:
+		return unverifiable(errors.New(rep.Error))
+	default:
+		return &exitError{code: code}
+	}
+}
+
+// writeDiagnosis writes the JSON diagnosis atomically (a temporary file beside path, renamed
+// over it), so a diagnosis from an earlier run never survives as if it were this one's.
+func writeDiagnosis(path string, d *model.Diagnosis) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	if err := report.RenderDiagnosisJSON(f, d); err != nil {
+		f.Close()
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing --report %s: %w", path, err)
+	}
+	return nil
+}
