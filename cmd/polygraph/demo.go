@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/registry"
 	"github.com/polygraph-dev/polygraph/report"
-	"github.com/polygraph-dev/polygraph/running"
 )
 
 func init() {
@@ -57,6 +55,9 @@ func demoAction(c *cli.Context) error {
 			defer os.RemoveAll(dir)
 		}
 	}
+	// Each instance's Docker Engine API is asked which image it runs: evidence the instance
+	// cannot lie through, apart from the version and digest it claims.
+	w.Runtime = true
 	path, err := w.WriteConfig(dir, w.Record)
 	if err != nil {
 		return unverifiable(fmt.Errorf("writing the demo config: %w", err))
@@ -81,21 +82,16 @@ func demoAction(c *cli.Context) error {
 	if err := report.Render(out, rep, "text", report.Options{Color: g.color, MaxPerKind: 3}); err != nil {
 		return unverifiable(err)
 	}
-	liars, missing, moved := demoCaught(rep)
-	for _, in := range rep.Instances {
-		if slices.Contains(liars, in.ID) && in.RunningDigest != w.Repushed.Digest {
-			liars = nil // the runtime did not confirm the lie
-		}
-	}
-	if len(liars) != 2 || missing == 0 || !moved {
-		return &exitError{code: exitFindings, err: fmt.Errorf("the demo did not catch what it was built to show (lying instances %v, missing assets %d, tag moved %v)", liars, missing, moved)}
+	liars, missing, moved, runtime := demoCaught(rep)
+	if len(liars) != 2 || missing == 0 || !moved || len(runtime) != 2 {
+		return &exitError{code: exitFindings, err: fmt.Errorf("the demo did not catch what it was built to show (lying instances %v, missing assets %d, tag moved %v, caught by the runtime %v)", liars, missing, moved, runtime)}
 	}
 	fmt.Fprintf(out, "\nWhat was caught: the tag %s was re-pushed after the release was recorded (tag-moved). "+
-		"%s claim %s like the rest, but serve another manifest and run another image: they run the rebuilt artifact, "+
-		"and %d assets their pages reference are missing on the CDN (403), so their users get broken pages. "+
-		"Every deployed-version signal said all was well; only asking each instance directly for its content showed the truth, "+
-		"and each instance's container runtime (its Docker Engine API) confirms it: they run %s, the re-pushed image.\n",
-		w.Version, strings.Join(liars, " and "), w.Version, missing, w.Repushed.Digest[:19])
+		"%s claim %s like the rest, but serve another manifest, and their container runtime (the Docker Engine API, asked apart from what the instances say) "+
+		"reports that they run another image: the rebuilt artifact. "+
+		"%d assets their pages reference are missing on the CDN (403), so their users get broken pages. "+
+		"Every deployed-version signal said all was well; only asking each instance directly for its content, and its runtime for its image, showed the truth.\n",
+		w.Version, strings.Join(liars, " and "), w.Version, missing)
 	fmt.Fprintf(out, "\nNow the explanation, for whoever is on call (launch times and zones as an EC2 fleet source reports them):\n\n$ polygraph diagnose --config %s\n\n", filepath.Base(path))
 	if err := report.RenderDiagnosisText(out, d, report.DiagnosisOptions{Color: g.color}); err != nil {
 		return unverifiable(err)
@@ -110,25 +106,7 @@ func demoAction(c *cli.Context) error {
 // zones the simulated instances were given, as an EC2 fleet source would report them.
 func demoRun(ctx context.Context, g *globals, w *testkit.World, cfg *config.Config) (*run.Result, *model.Diagnosis, error) {
 	reg := []registry.Option{registry.WithCacheDir("")}
-	// Each instance's container runtime answers too (a fake Docker Engine beside it): the
-	// evidence of what it runs, which no claim can bend.
-	engines, err := testkit.StartEngines(w.Fleet, func(in *testkit.Instance) testkit.EngineImage {
-		p := w.Released
-		if in.Digest == w.Repushed.Digest {
-			p = w.Repushed
-		}
-		repo, _, _ := strings.Cut(w.Image, ":"+w.Version)
-		return testkit.EngineImage{ID: p.Images[0].Config, RepoDigests: []string{repo + "@" + p.Digest}}
-	})
-	if err != nil {
-		return nil, nil, unverifiable(err)
-	}
-	defer engines.Close()
-	runtime, err := running.NewDocker("web", running.WithDockerHost(fmt.Sprintf("tcp://{host}:%d", engines.Port)))
-	if err != nil {
-		return nil, nil, unverifiable(err)
-	}
-	res, err := run.Run(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: reg, Targets: w.Fleet.Targets(), Runtime: runtime})
+	res, err := run.Run(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Registry: reg, Targets: w.Fleet.Targets()})
 	if err != nil {
 		return nil, nil, unverifiable(err)
 	}
@@ -184,7 +162,7 @@ func demoCause(d *model.Diagnosis) string {
 
 // demoCaught returns the instances caught lying, how many assets are missing and whether the
 // re-pushed tag was caught.
-func demoCaught(rep *model.Report) (liars []string, missing int, moved bool) {
+func demoCaught(rep *model.Report) (liars []string, missing int, moved bool, runtime []string) {
 	for _, f := range rep.Findings {
 		switch f.Kind {
 		case model.KindTagMoved:
@@ -193,7 +171,11 @@ func demoCaught(rep *model.Report) (liars []string, missing int, moved bool) {
 			liars = append(liars, f.Instance)
 		case model.KindAssetMissing:
 			missing++
+		case model.KindDigestMismatch:
+			if f.Evidence["digest"] == "running" {
+				runtime = append(runtime, f.Instance)
+			}
 		}
 	}
-	return liars, missing, moved
+	return liars, missing, moved, runtime
 }
