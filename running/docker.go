@@ -126,7 +126,7 @@ func (d *Docker) RunningDigests(ctx context.Context, targets []model.Target) ([]
 func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
 	r := model.RunningDigest{TargetID: id, Source: "docker"}
 	endpoint := strings.ReplaceAll(d.o.host, "{host}", hostForURL(host))
-	tr := &http.Transport{TLSClientConfig: d.o.tls, DisableKeepAlives: false, MaxIdleConns: 1}
+	tr := &http.Transport{TLSClientConfig: d.o.tls, MaxIdleConns: 1}
 	c, err := client.New(
 		client.WithHTTPClient(&http.Client{Transport: tr}),
 		client.WithHost(endpoint),

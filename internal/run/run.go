@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
 	"github.com/polygraph-dev/polygraph/internal/safeio"
@@ -48,6 +50,9 @@ type Options struct {
 	Targets []model.Target
 	// Runtime, when set, is the trusted digest source instead of the one the config names.
 	Runtime running.Source
+	// AWS is the configuration every AWS client of the run is built from; nil loads it
+	// (LoadAWS) once per Run when the config calls AWS.
+	AWS *aws.Config
 	// Discovered is called once the fleet is listed, with the number of instances, before any
 	// is probed (the CLI sizes its memory limit there).
 	Discovered func(instances int)
@@ -127,7 +132,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	}
 	res.Targets = o.Targets
 	if res.Targets == nil {
-		if res.Targets, err = Discover(ctx, cfg); err != nil {
+		if o.AWS == nil {
+			awsCfg, ok, err := LoadAWS(ctx, cfg)
+			if err != nil {
+				return fail(err)
+			}
+			if ok {
+				o.AWS = &awsCfg
+			}
+		}
+		if res.Targets, err = discover(ctx, cfg, o.AWS); err != nil {
 			return fail(err)
 		}
 	}
@@ -171,11 +185,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 // Discover lists the targets of every fleet source the config names, merged and
 // de-duplicated.
 func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
+	return discover(ctx, cfg, nil)
+}
+
+// discover is Discover with the run's AWS configuration (nil loads one).
+func discover(ctx context.Context, cfg *config.Config, awsCfg *aws.Config) ([]model.Target, error) {
 	sources, err := Sources(cfg)
 	if err != nil {
 		return nil, err
 	}
-	awsSources, err := AWSSources(ctx, cfg)
+	awsSources, err := awsFleet(ctx, cfg, awsCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +247,7 @@ func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Tar
 	src := o.Runtime
 	if src == nil {
 		var err error
-		if src, err = RuntimeSource(ctx, cfg); err != nil || src == nil {
+		if src, err = runtimeSource(ctx, cfg, o.AWS); err != nil || src == nil {
 			return nil, err
 		}
 	}
@@ -238,7 +257,7 @@ func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Tar
 // RuntimeSource builds the trusted digest source the config names (probe.runtime), or nil.
 // The SSM source's AWS clients come from LoadAWS.
 func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
-	return runtimeSource(ctx, cfg)
+	return runtimeSource(ctx, cfg, nil)
 }
 
 // CheckCDN looks up every asset the observations reference, once per unique URL, on the
