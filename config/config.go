@@ -75,6 +75,8 @@ type Manifest struct {
 	Path        string `yaml:"path"`
 	Format      string `yaml:"format"`
 	AssetPrefix string `yaml:"asset_prefix"`
+	// MaxAssets is the most asset references a manifest may hold (default 100000).
+	MaxAssets int `yaml:"max_assets"`
 }
 
 // Claim locates a claim: a JSON pointer into a response body, or a header.
@@ -109,6 +111,9 @@ type CDN struct {
 	CheckReplicas   *bool    `yaml:"check_replicas"`
 	VerifyIntegrity bool     `yaml:"verify_integrity"`
 	CheckSourceMaps bool     `yaml:"check_source_maps"`
+	// Exclude lists globs of root-relative asset paths served by the origin: never looked up
+	// on the CDN, counted as skipped.
+	Exclude []string `yaml:"exclude"`
 }
 
 // Hook configures the Auto Scaling lifecycle hook.
@@ -146,4 +151,5 @@ const (
 	DefaultMaxBody        = 16 << 20
 	DefaultPlatform       = "linux/amd64"
 	DefaultManifestPath   = "/asset-manifest.json"
+	DefaultMaxAssets      = 100000
 )

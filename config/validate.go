@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,6 +43,9 @@ func (c *Config) setDefaults() {
 	}
 	if p.Manifest.Path == "" {
 		p.Manifest.Path = DefaultManifestPath
+	}
+	if p.Manifest.MaxAssets == 0 {
+		p.Manifest.MaxAssets = DefaultMaxAssets
 	}
 	if p.Manifest.Format == "" {
 		p.Manifest.Format = "auto"
@@ -222,6 +226,14 @@ func (v *validator) validate() {
 	if b := *c.Probe.RetryBudget; b < 0 || b > 10 {
 		v.fail("probe.retry_budget", "probe.retry_budget must be between 0 and 10, got %g", b)
 	}
+	if c.Probe.Manifest.MaxAssets < 1 {
+		v.fail("probe.manifest.max_assets", "probe.manifest.max_assets must be at least 1, got %d", c.Probe.Manifest.MaxAssets)
+	}
+	for i, g := range c.CDN.Exclude {
+		if err := checkGlob(g); err != nil {
+			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q: %v", g, err)
+		}
+	}
 	if c.CDN.Concurrency < 1 {
 		v.fail("cdn.concurrency", "cdn.concurrency must be at least 1, got %d", c.CDN.Concurrency)
 	}
@@ -316,4 +328,24 @@ func (v *validator) claim(path string, c Claim) {
 // HasFleet reports whether any fleet source is configured.
 func (c *Config) HasFleet() bool {
 	return len(c.Fleet.Static) > 0 || c.Fleet.EC2 != nil || len(c.Fleet.TargetGroups) > 0
+}
+
+// checkGlob validates a cdn.exclude pattern: a root-relative path.Match pattern in which "**"
+// may stand for a whole path segment.
+func checkGlob(g string) error {
+	if !strings.HasPrefix(g, "/") {
+		return fmt.Errorf("must be a root-relative path starting with /")
+	}
+	for _, seg := range strings.Split(g, "/") {
+		if seg == "**" {
+			continue
+		}
+		if strings.Contains(seg, "**") {
+			return fmt.Errorf("** must be a whole path segment (/**/)")
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return fmt.Errorf("not a valid glob: %w", err)
+		}
+	}
+	return nil
 }

@@ -186,9 +186,6 @@ var samples = []sample{
 			"/docs/_next/static/chunks/webpack-ff17ea5d401f0561.js", "/docs/_next/static/css/caf79f01b44b7cee.css"},
 	},
 	{
-		name: "next app-build-manifest, empty", file: "nextjs/app-build-manifest.empty.json", path: "/app-build-manifest.json", format: "nextjs",
-	},
-	{
 		name: "parcel", file: "parcel/parcel-manifest.json", format: "parcel",
 		refs: []string{"/static/index.html", "/static/lazy.eab99d5b.js", "/static/parcel.a45e8787.css", "/static/parcel.ccfe78b0.js"},
 	},

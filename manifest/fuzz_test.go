@@ -228,3 +228,29 @@ func FuzzVerifyIntegrity(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDetect checks auto-detection on flat JSON objects of any strings: whatever it decides,
+// a document it accepts yields at least one reference, and one it refuses is an *InvalidError.
+// A flat object whose every value lacks a file extension is never read as webpack.
+func FuzzDetect(f *testing.F) {
+	f.Add("version", "1701", "id", "7c2b3a52")
+	f.Add("main.js", "/static/js/main.4f2a.js", "version", "1.2.3")
+	f.Add("a", "b.c", "d", "e/f.g?x=1")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		b, _ := json.Marshal(map[string]string{k1: v1, k2: v2})
+		m, err := Parse(Auto, b, Options{Path: "/manifest.json"})
+		if err != nil {
+			var ie *InvalidError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %v is not an *InvalidError", err)
+			}
+			return
+		}
+		if len(m.Assets) == 0 {
+			t.Fatalf("accepted %s with no reference", b)
+		}
+		if m.Format == "webpack" && !looksLikeAssetPath([]byte(v1)) && !looksLikeAssetPath([]byte(v2)) {
+			t.Fatalf("read %s as webpack though no value looks like an asset path", b)
+		}
+	})
+}

@@ -32,7 +32,13 @@ type Options struct {
 	// manifest or page was served with ("http" or "https"). By default they stay
 	// protocol-relative, as the manifest gave them.
 	Scheme string
+	// MaxAssets is the most asset references a manifest may hold; one holding more is an
+	// *InvalidError (probe.manifest.max_assets). The default is DefaultMaxAssets.
+	MaxAssets int
 }
+
+// DefaultMaxAssets is the default of Options.MaxAssets.
+const DefaultMaxAssets = 100000
 
 // Skip is a manifest entry that is never requested, with the reason.
 type Skip struct {

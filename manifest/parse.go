@@ -126,7 +126,7 @@ func Parse(f Format, body []byte, opts Options) (*Manifest, error) {
 			if in.doc.len(in.root) == 0 {
 				return nil, &InvalidError{Reason: "empty JSON object: no assets, and no format to detect"}
 			}
-			return nil, &InvalidError{Reason: fmt.Sprintf("no known manifest format matches (starts %s)", snippet(body))}
+			return nil, &InvalidError{Reason: fmt.Sprintf("no known manifest format matches (tried %s; starts %s)", triedFormats(), snippet(body))}
 		}
 	} else if other := detect(in); other != nil && other != p && !(flatShape[p.format()] && flatShape[other.format()] && p.detect(in)) {
 		// A configured format that does not fit: say which one does.
@@ -158,16 +158,39 @@ func run(p parser, in *input) (*Manifest, error) {
 		}
 		return nil, err
 	}
+	if r.over {
+		return nil, &InvalidError{Format: p.format(), Reason: fmt.Sprintf("references more than %d assets (probe.manifest.max_assets)", r.max)}
+	}
 	m := r.finish()
+	if len(m.Assets) > r.max {
+		return nil, &InvalidError{Format: p.format(), Reason: fmt.Sprintf("references %d assets, more than %d (probe.manifest.max_assets)", len(m.Assets), r.max)}
+	}
 	m.Format = p.format()
 	if in.doc != nil {
 		m.Warnings = append(in.doc.dups, m.Warnings...)
 		in.doc.dups = nil
 	}
 	if len(m.Assets) == 0 {
-		m.Warnings = append(m.Warnings, "the manifest references no assets")
+		// Checking nothing is never a pass: a wrong format, or a manifest whose every entry is
+		// skipped, says nothing about the CDN.
+		why := "no entries"
+		if len(m.Skipped) > 0 {
+			why = fmt.Sprintf("%d entries, all skipped (first: %q, %s)", len(m.Skipped), m.Skipped[0].Value, m.Skipped[0].Reason)
+		}
+		return nil, &InvalidError{Format: p.format(), Reason: "no asset reference could be read from it (" + why + "); is probe.manifest.format right?"}
 	}
 	return m, nil
+}
+
+// triedFormats names the formats auto-detection tries, in order.
+func triedFormats() string {
+	var names []string
+	for _, p := range parsers {
+		if p.format() != "html" {
+			names = append(names, string(p.format()))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func htmlInsteadOfJSON(body []byte, opts Options) error {

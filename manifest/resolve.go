@@ -25,6 +25,9 @@ type resolver struct {
 	skipped  []skipRec
 	warnings []string
 	slashes  int // values with backslashes
+
+	max  int  // most unique references accepted (Options.MaxAssets or DefaultMaxAssets)
+	over bool // far more than max references were offered: resolving stopped
 }
 
 type span struct{ ref, refEnd, integ, integEnd int32 }
@@ -41,6 +44,11 @@ var resolverPool = sync.Pool{New: func() any { return &resolver{} }}
 func getResolver(opts Options) *resolver {
 	r := resolverPool.Get().(*resolver)
 	r.opts = opts
+	r.max = opts.MaxAssets
+	if r.max <= 0 {
+		r.max = DefaultMaxAssets
+	}
+	r.over = false
 	r.scheme = strings.ToLower(opts.Scheme)
 	if r.scheme != "http" && r.scheme != "https" {
 		r.scheme = ""
@@ -96,6 +104,12 @@ func (r *resolver) integ(algo string, hex []byte) []byte {
 // model.Asset form, or nil), or the reason it is skipped. With confine, a relative value may
 // not climb above base with "..".
 func (r *resolver) add(base string, confine bool, value, integrity []byte) {
+	if len(r.spans) >= 4*r.max {
+		// Far past the cap (repeats are allowed for: a Vite chunk lists shared imports again)
+		// nothing more is resolved or kept: the manifest is refused whole.
+		r.over = true
+		return
+	}
 	start := int32(len(r.slab))
 	if fastPath(base, value) {
 		if value[0] != '/' {

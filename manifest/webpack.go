@@ -15,9 +15,49 @@ func (webpack) detect(in *input) bool {
 	d := in.doc
 	if files := d.get(in.root, "files"); files.kind == jObj {
 		ep := d.get(in.root, "entrypoints")
-		return (ep.kind == jNone || ep.kind == jArr || ep.kind == jNull) && mostlyStrings(d, files)
+		return (ep.kind == jNone || ep.kind == jArr || ep.kind == jNull) && mostlyPaths(d, files)
 	}
-	return mostlyStrings(d, in.root)
+	return mostlyPaths(d, in.root)
+}
+
+// mostlyPaths reports whether obj is mostly strings (see mostlyStrings) and at least half of
+// them look like asset paths: a flat object of strings such as {"version": "1701"} (SvelteKit's
+// _app/version.json, Nuxt's builds/latest.json) is no manifest.
+func mostlyPaths(d *jdoc, obj jv) bool {
+	if !mostlyStrings(d, obj) {
+		return false
+	}
+	strs, paths := 0, 0
+	d.each(obj, func(_, v jv) {
+		if v.kind == jStr {
+			strs++
+			if looksLikeAssetPath(d.bytes(v)) {
+				paths++
+			}
+		}
+	})
+	return paths > 0 && 2*paths >= strs
+}
+
+// looksLikeAssetPath reports whether v reads like a file path or URL: no white space, and a
+// last path segment with an extension that starts with a letter ("main.4f2a.js", "/a.css",
+// "https://cdn.example.com/x.png?v=1"), which a version ("1.2.3"), a number or an ID is not.
+func looksLikeAssetPath(v []byte) bool {
+	if len(v) == 0 || bytes.ContainsAny(v, " \t\r\n") {
+		return false
+	}
+	if i := bytes.IndexAny(v, "?#"); i >= 0 {
+		v = v[:i]
+	}
+	if i := bytes.LastIndexByte(v, '/'); i >= 0 {
+		v = v[i+1:]
+	}
+	dot := bytes.LastIndexByte(v, '.')
+	if dot < 0 || dot == len(v)-1 {
+		return false
+	}
+	c := v[dot+1]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // mostlyStrings reports whether obj has string values, at least as many as other values.

@@ -27,13 +27,21 @@ type AssetCheck struct {
 	// Replicas holds the answers of the replica origins, in base_urls order, when checked.
 	Replicas []OriginCheck
 	State    AssetState
-	// IntegrityError is set when the bytes did not match the hash the manifest carries.
-	IntegrityError string
-	// Integrity is the hash the bytes were checked against.
+	// Integrity holds, for each hash some manifest expects of this asset's bytes, the outcome
+	// when it is not a match: instances may expect different hashes for one URL, and each is
+	// judged against its own. Hashes the bytes matched are not kept.
+	Integrity []IntegrityCheck
+}
+
+// IntegrityCheck is the outcome of checking an asset's bytes against one expected hash.
+type IntegrityCheck struct {
+	// Integrity is the hash expected ("sha384:...", as in model.Asset).
 	Integrity string
-	// IntegrityUnchecked says why the bytes could not be checked against Integrity (the body
-	// could not be read, or the hash is not one polygraph can compute): unknown, not wrong.
-	IntegrityUnchecked string
+	// Error is set when the bytes do not match it.
+	Error string
+	// Unchecked says why the bytes could not be checked against it (the body could not be
+	// read, or the hash is not one polygraph can compute): unknown, not wrong.
+	Unchecked string
 }
 
 // Origin returns the answer of origin slot: 0 is the primary, 1.. the replicas.
@@ -45,13 +53,13 @@ func (c *AssetCheck) Origin(slot int) *OriginCheck {
 }
 
 // Problem reports whether a report names this asset: not OK on the primary, missing on a
-// replica, or bytes that mismatch or could not be checked.
+// replica, a replica that could not be asked, or bytes that mismatch or could not be checked.
 func (c *AssetCheck) Problem() bool {
-	if c.State != AssetOK || c.IntegrityError != "" || c.IntegrityUnchecked != "" {
+	if c.State != AssetOK || len(c.Integrity) > 0 {
 		return true
 	}
 	for _, r := range c.Replicas {
-		if r.State == AssetMissing {
+		if r.State == AssetMissing || r.State == AssetUnchecked {
 			return true
 		}
 	}
@@ -70,4 +78,13 @@ type CDNResult struct {
 	Skipped int
 	// Requests is the number of HTTP requests sent to CDN origins.
 	Requests int
+	// Unchecked is the number of unique assets whose existence is unknown: no origin gave a
+	// usable answer (5xx, 429, timeouts, retry budget spent, the run ending first).
+	Unchecked int
+	// IntegrityChecked is the number of unique assets whose bytes were checked against every
+	// hash their manifests carry.
+	IntegrityChecked int
+	// PrimaryDown is set when the primary origin gave no HTTP response at all to any request
+	// (refused, reset or timed out every time): the CDN could not be checked.
+	PrimaryDown string
 }

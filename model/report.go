@@ -115,10 +115,12 @@ type Group struct {
 
 // CDNSummary counts the CDN work of a run.
 type CDNSummary struct {
-	Checked  int `json:"checked"`
-	Missing  int `json:"missing"`
-	Skipped  int `json:"skipped"`
-	Requests int `json:"requests"`
+	Checked          int `json:"checked"`
+	Missing          int `json:"missing"`
+	Unchecked        int `json:"unchecked"`
+	Skipped          int `json:"skipped"`
+	IntegrityChecked int `json:"integrity_checked"`
+	Requests         int `json:"requests"`
 }
 
 // Finding is one typed, checked discrepancy.

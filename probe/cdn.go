@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,29 +195,47 @@ type cdnJob struct {
 	idx, slot int32
 }
 
-// integrityResult is the outcome of checking one asset's bytes.
-type integrityResult struct{ mismatch, unchecked string }
+// cdnAsset is one unique asset ref and every hash some manifest expects of its bytes.
+type cdnAsset struct {
+	ref         string
+	integrities []string
+}
 
-// Check checks every unique asset. Assets that cannot be resolved onto a base are counted as
-// skipped and never requested. To keep a large run lean, answers are kept compactly while the
-// checks run, URLs are resolved again by the worker that requests them, and an AssetCheck is
-// built only for the assets a report names (see model.AssetCheck.Problem); the others are
-// counted in Checked.
+// Check checks every unique asset. Assets that cannot be resolved onto a base, and those
+// cdn.exclude names, are counted as skipped and never requested. An asset listed with
+// different integrity hashes (instances serving different manifests for one URL) is fetched
+// once and its bytes checked against each. To keep a large run lean, answers are kept
+// compactly while the checks run, URLs are resolved again by the worker that requests them,
+// and an AssetCheck is built only for the assets a report names (see model.AssetCheck.Problem);
+// the others are counted in Checked.
 func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult {
 	res := &model.CDNResult{Checks: map[string]*model.AssetCheck{}}
-	todo := make([]model.Asset, 0, len(assets))
-	seen := make(map[string]struct{}, len(assets))
+	todo := make([]cdnAsset, 0, len(assets))
+	seen := make(map[string]int32, len(assets))
 	for _, a := range assets {
-		if _, done := seen[a.Ref]; done {
+		if i, done := seen[a.Ref]; done {
+			if i >= 0 && a.Integrity != "" && !slices.Contains(todo[i].integrities, a.Integrity) {
+				todo[i].integrities = append(todo[i].integrities, a.Integrity)
+			}
 			continue
 		}
-		seen[a.Ref] = struct{}{}
+		seen[a.Ref] = -1
+		if excluded(c.o.exclude, a.Ref) {
+			res.Skipped++
+			c.o.logger.Debug("asset skipped", "ref", a.Ref, "reason", "cdn.exclude")
+			continue
+		}
 		if _, reason := c.Resolve(a.Ref); reason != "" {
 			res.Skipped++
 			c.o.logger.Debug("asset skipped", "ref", a.Ref, "reason", reason)
 			continue
 		}
-		todo = append(todo, a)
+		seen[a.Ref] = int32(len(todo))
+		ca := cdnAsset{ref: a.Ref}
+		if a.Integrity != "" {
+			ca.integrities = []string{a.Integrity}
+		}
+		todo = append(todo, ca)
 	}
 	origins := 1
 	if c.o.replicas {
@@ -225,7 +244,8 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	answers := make([]model.OriginCheck, len(todo)*origins)
 	var (
 		imu       sync.Mutex
-		integrity = map[int32]integrityResult{}
+		integrity = map[int32][]model.IntegrityCheck{}
+		verified  atomic.Int64
 	)
 	byHost := map[string][]cdnJob{}
 	for slot := range origins {
@@ -244,14 +264,18 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 				defer wg.Done()
 				for j := range work {
 					a := &todo[j.idx]
-					urls, _ := c.Resolve(a.Ref)
+					urls, _ := c.Resolve(a.ref)
 					var oc model.OriginCheck
-					if j.slot == 0 && c.o.integrity && a.Integrity != "" {
-						var ir integrityResult
-						oc, ir = c.verifyBytes(ctx, h, urls[0], a.Integrity)
-						if ir != (integrityResult{}) {
+					if j.slot == 0 && c.o.integrity && len(a.integrities) > 0 {
+						var ics []model.IntegrityCheck
+						var checked bool
+						oc, ics, checked = c.verifyBytes(ctx, h, urls[0], a.integrities)
+						if checked {
+							verified.Add(1)
+						}
+						if len(ics) > 0 {
 							imu.Lock()
-							integrity[j.idx] = ir
+							integrity[j.idx] = ics
 							imu.Unlock()
 						}
 					} else {
@@ -276,23 +300,36 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	}
 	wg.Wait()
 	res.Checked = len(todo)
+	res.IntegrityChecked = int(verified.Load())
+	primaryAnswered, firstErr := false, ""
 	for i, a := range todo {
 		mine := answers[i*origins : (i+1)*origins]
-		ac := model.AssetCheck{Ref: a.Ref, Integrity: a.Integrity, Primary: mine[0], Replicas: mine[1:]}
-		if ir, ok := integrity[int32(i)]; ok {
-			ac.IntegrityError, ac.IntegrityUnchecked = ir.mismatch, ir.unchecked
+		ac := model.AssetCheck{Ref: a.ref, Primary: mine[0], Replicas: mine[1:], Integrity: integrity[int32(i)]}
+		if ac.Primary.Status != 0 {
+			primaryAnswered = true
+		} else if firstErr == "" && ac.Primary.Error != "" {
+			firstErr = ac.Primary.Error
 		}
 		for slot := range origins {
 			if oc := ac.Origin(slot); oc.State == "" {
-				urls, _ := c.Resolve(a.Ref)
+				urls, _ := c.Resolve(a.ref)
 				*oc = model.OriginCheck{URL: urls[slot], State: model.AssetUnchecked, Error: "not checked: " + deadlineWords(ctx)}
 			}
 		}
 		ac.State = combine(&ac)
+		if ac.State == model.AssetUnchecked {
+			res.Unchecked++
+		}
 		if ac.Problem() {
 			ac.Replicas = append([]model.OriginCheck(nil), ac.Replicas...) // not the shared array
-			res.Checks[a.Ref] = &ac
+			res.Checks[a.ref] = &ac
 		}
+	}
+	if len(todo) > 0 && !primaryAnswered && firstErr != "" {
+		// Not one HTTP response from the primary: the CDN could not be checked at all, which
+		// is no finding about any asset but a run that could not verify.
+		res.PrimaryDown = fmt.Sprintf("the primary CDN %s gave no HTTP response to any of %d asset request(s) (first: %s)",
+			c.bases[0].Redacted(), len(todo), firstErr)
 	}
 	res.Requests = c.Requests()
 	return res
@@ -343,49 +380,61 @@ func (c *CDN) head(ctx context.Context, h *cdnHost, u string) (oc model.OriginCh
 	return oc
 }
 
-// verifyBytes GETs an asset whole (within the body cap) and checks it against integrity, the
-// hash its manifest carries.
-func (c *CDN) verifyBytes(ctx context.Context, h *cdnHost, u, integrity string) (model.OriginCheck, integrityResult) {
+// verifyBytes GETs an asset whole (within the body cap) and checks it against each of
+// integrities, the hashes manifests carry for it. It returns the outcome of every hash the
+// bytes did not match (or could not be checked against), and whether the bytes were read and
+// checked against all of them.
+func (c *CDN) verifyBytes(ctx context.Context, h *cdnHost, u string, integrities []string) (model.OriginCheck, []model.IntegrityCheck, bool) {
 	oc := model.OriginCheck{URL: u}
-	var ir integrityResult
+	all := func(why string) []model.IntegrityCheck {
+		out := make([]model.IntegrityCheck, len(integrities))
+		for i, in := range integrities {
+			out[i] = model.IntegrityCheck{Integrity: in, Unchecked: why}
+		}
+		return out
+	}
 	st := &tries{}
 	rctx := context.WithValue(ctx, triesKey{}, st)
 	req, err := retryablehttp.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
 		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("building request for %s: %v", u, err)
-		return oc, ir
+		return oc, nil, false
 	}
 	req.Header.Set("User-Agent", "polygraph")
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 	resp, err := h.client.Do(req)
 	if resp == nil {
 		oc.State, oc.Error = model.AssetUnchecked, describe(rctx, err, "GET "+u, st).Error()
-		return oc, ir
+		return oc, nil, false
 	}
 	defer resp.Body.Close()
 	oc.Status = resp.StatusCode
 	switch {
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		oc.State = model.AssetMissing
-		return oc, ir
+		return oc, nil, false
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		oc.State, oc.Error = model.AssetUnchecked, fmt.Sprintf("GET %s answered %d", u, resp.StatusCode)
-		return oc, ir
+		return oc, nil, false
 	}
 	oc.State = model.AssetOK
 	body, err := readBody(ctx, resp, c.o.maxBody, c.large)
 	if err != nil {
-		ir.unchecked = fmt.Sprintf("reading GET %s: %v", u, err)
-		return oc, ir
+		return oc, all(fmt.Sprintf("reading GET %s: %v", u, err)), false
 	}
-	var ie *manifest.IntegrityError
-	switch err := manifest.VerifyIntegrity(integrity, body); {
-	case errors.As(err, &ie):
-		ir.mismatch = ie.Error()
-	case err != nil:
-		ir.unchecked = err.Error()
+	var out []model.IntegrityCheck
+	checked := true
+	for _, in := range integrities {
+		var ie *manifest.IntegrityError
+		switch err := manifest.VerifyIntegrity(in, body); {
+		case errors.As(err, &ie):
+			out = append(out, model.IntegrityCheck{Integrity: in, Error: ie.Error()})
+		case err != nil:
+			checked = false
+			out = append(out, model.IntegrityCheck{Integrity: in, Unchecked: err.Error()})
+		}
 	}
-	return oc, ir
+	return oc, out, checked
 }
 
 func (c *CDN) do(ctx context.Context, h *cdnHost, method, u string) (int, error) {

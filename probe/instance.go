@@ -230,7 +230,7 @@ func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
 	pm.once.Do(func() {
 		o := &p.o
 		m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
-			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps,
+			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
 		})
 		if err != nil {
 			pm.invalid = err.Error()

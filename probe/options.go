@@ -38,6 +38,7 @@ type options struct {
 	format        string
 	assetPrefix   string
 	sourceMaps    bool
+	maxAssets     int
 	version       Claim
 	digest        DigestClaim
 	concurrency   int
@@ -57,6 +58,7 @@ type options struct {
 	rate          float64
 	replicas      bool
 	integrity     bool
+	exclude       []string
 }
 
 func defaults() options {
@@ -91,6 +93,10 @@ func WithManifest(path, format, assetPrefix string) Option {
 
 // WithSourceMaps keeps .map files in asset lists. The default is to skip them.
 func WithSourceMaps(on bool) Option { return func(o *options) { o.sourceMaps = on } }
+
+// WithMaxAssets sets the most asset references a manifest may hold before it is
+// manifest-invalid. The default is manifest.DefaultMaxAssets.
+func WithMaxAssets(n int) Option { return func(o *options) { o.maxAssets = n } }
 
 // WithVersionClaim reads the version claim. The default is no version claim.
 func WithVersionClaim(c Claim) Option { return func(o *options) { o.version = c } }
@@ -149,6 +155,11 @@ func WithReplicas(on bool) Option { return func(o *options) { o.replicas = on } 
 // hash (SRI, ngsw SHA-1, Sprockets SHA-256, Mix md5) and checks them, instead of a HEAD. The
 // default is false: existence only.
 func WithIntegrity(on bool) Option { return func(o *options) { o.integrity = on } }
+
+// WithExclude lists globs of root-relative asset paths (cdn.exclude) the CDN check counts as
+// skipped and never requests: path.Match patterns in which a "**" segment matches any number
+// of segments. The default is none.
+func WithExclude(globs []string) Option { return func(o *options) { o.exclude = globs } }
 
 func build(opts []Option) options {
 	o := defaults()

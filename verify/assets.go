@@ -8,13 +8,16 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 )
 
-// assets turns CDN answers into findings naming every instance that references the asset.
+// assets turns CDN answers into findings naming every instance that references the asset;
+// an integrity finding names exactly the instances whose own manifest's hash the bytes
+// contradict.
 func (j *judge) assets() {
 	cdn := j.in.CDN
 	if cdn == nil {
 		return
 	}
-	// Instances share asset lists per build: walk each distinct list once.
+	// Instances share asset lists per build: walk each distinct list once. A list is known by
+	// its manifest's bytes, since equal asset sets may still expect different hashes.
 	type list struct {
 		assets []model.Asset
 		ids    []string
@@ -25,15 +28,17 @@ func (j *judge) assets() {
 		if _, ok := j.keyOf[o.Target.ID]; !ok || len(o.Assets) == 0 {
 			continue
 		}
-		l := lists[o.AssetsSHA256]
+		key := o.ManifestSHA256 + o.AssetsSHA256
+		l := lists[key]
 		if l == nil {
 			l = &list{assets: o.Assets}
-			lists[o.AssetsSHA256] = l
-			order = append(order, o.AssetsSHA256)
+			lists[key] = l
+			order = append(order, key)
 		}
 		l.ids = append(l.ids, o.Target.ID)
 	}
 	refIDs := map[string][]string{}
+	hashIDs := map[[2]string][]string{} // (ref, expected hash) -> instances expecting it
 	for _, h := range order {
 		l := lists[h]
 		for _, a := range l.assets {
@@ -42,6 +47,10 @@ func (j *judge) assets() {
 				continue
 			}
 			refIDs[a.Ref] = append(refIDs[a.Ref], l.ids...)
+			if a.Integrity != "" && len(ac.Integrity) > 0 {
+				k := [2]string{a.Ref, a.Integrity}
+				hashIDs[k] = append(hashIDs[k], l.ids...)
+			}
 		}
 	}
 	refs := make([]string, 0, len(refIDs))
@@ -68,23 +77,33 @@ func (j *judge) assets() {
 		}
 		if ac.State == model.AssetOK || ac.State == model.AssetMissing {
 			for _, r := range ac.Replicas {
-				if r.State == model.AssetMissing && ac.State == model.AssetOK {
+				switch {
+				case r.State == model.AssetMissing && ac.State == model.AssetOK:
 					j.add(model.Finding{Kind: model.KindAssetReplicaMissing, Severity: model.SeverityWarning, Instances: ids, URL: r.URL, Status: r.Status,
 						Message: fmt.Sprintf("%s answers %d on a replica origin, while the primary has it", r.URL, r.Status)})
+				case r.State == model.AssetUnchecked:
+					j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids, URL: r.URL, Status: r.Status,
+						Message: fmt.Sprintf("%s could not be checked on a replica origin (%s): unknown, not missing", r.URL, orStatus(r))})
 				}
 			}
 		}
-		if ac.IntegrityError != "" {
-			for _, id := range ids {
-				j.status[id] = model.StatusMismatch
+		for _, ic := range ac.Integrity {
+			hids := uniqueSorted(hashIDs[[2]string{ref, ic.Integrity}])
+			if len(hids) == 0 {
+				continue
 			}
-			j.add(model.Finding{Kind: model.KindAssetIntegrity, Severity: model.SeverityError, Instances: ids, URL: p.URL,
-				Message:  fmt.Sprintf("%s: the CDN's bytes do not match the manifest's hash: %s", p.URL, ac.IntegrityError),
-				Evidence: map[string]string{"want": ac.Integrity}})
-		}
-		if ac.IntegrityUnchecked != "" {
-			j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids, URL: p.URL, Status: p.Status,
-				Message: fmt.Sprintf("%s exists, but its bytes could not be checked against the manifest's hash (%s): unknown, not wrong", p.URL, ac.IntegrityUnchecked)})
+			if ic.Error != "" {
+				for _, id := range hids {
+					j.status[id] = model.StatusMismatch
+				}
+				j.add(model.Finding{Kind: model.KindAssetIntegrity, Severity: model.SeverityError, Instances: hids, URL: p.URL,
+					Message:  fmt.Sprintf("%s: the CDN's bytes do not match the hash the manifest of %d instance(s) (%s) carries: %s", p.URL, len(hids), list3(hids), ic.Error),
+					Evidence: map[string]string{"want": ic.Integrity}})
+			}
+			if ic.Unchecked != "" {
+				j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: hids, URL: p.URL, Status: p.Status,
+					Message: fmt.Sprintf("%s exists, but its bytes could not be checked against the manifest's hash (%s): unknown, not wrong", p.URL, ic.Unchecked)})
+			}
 		}
 	}
 }

@@ -52,7 +52,7 @@ func (j *judge) report() *model.Report {
 	}
 	r.Summary.Findings = len(r.Findings)
 	if c := j.in.CDN; c != nil {
-		r.CDN = model.CDNSummary{Checked: c.Checked, Skipped: c.Skipped, Requests: c.Requests}
+		r.CDN = model.CDNSummary{Checked: c.Checked, Skipped: c.Skipped, Requests: c.Requests, Unchecked: c.Unchecked, IntegrityChecked: c.IntegrityChecked}
 		for _, ac := range c.Checks {
 			if ac.State == model.AssetMissing {
 				r.CDN.Missing++
@@ -70,6 +70,10 @@ func (j *judge) report() *model.Report {
 	if n := len(j.in.Observations); n > 0 && j.answered() == 0 {
 		r.Verdict = model.VerdictError
 		r.Error = fmt.Sprintf("not a single instance answered (%d probed)", n)
+	} else if c := j.in.CDN; c != nil && c.PrimaryDown != "" {
+		// The findings stand (exit 1 when they reach the threshold); otherwise the run could
+		// not verify the CDN, which is exit 3, never a pass.
+		r.Error = c.PrimaryDown
 	}
 	return r
 }

@@ -38,10 +38,38 @@ var version = ""
 var commands []*cli.Command
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := (<-sigs).(syscall.Signal); ok {
+			cancel(&interrupted{sig: s})
+		}
+	}()
 	code := runCLI(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	signal.Stop(sigs)
+	os.Exit(signalExit(ctx, code))
+}
+
+// interrupted is the cause of a run cancelled by a signal.
+type interrupted struct{ sig syscall.Signal }
+
+func (e *interrupted) Error() string {
+	name := "SIGINT"
+	if e.sig == syscall.SIGTERM {
+		name = "SIGTERM"
+	}
+	return "interrupted by " + name
+}
+
+// signalExit is the exit code of a run: 128 plus the signal number (130 after SIGINT, 143
+// after SIGTERM) when a signal cancelled it, else code.
+func signalExit(ctx context.Context, code int) int {
+	var in *interrupted
+	if errors.As(context.Cause(ctx), &in) {
+		return 128 + int(in.sig)
+	}
+	return code
 }
 
 // runCLI runs the CLI and returns the process exit code.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/polygraph-dev/polygraph/manifest"
+	"github.com/polygraph-dev/polygraph/internal/run"
 	"github.com/polygraph-dev/polygraph/registry"
 )
 
@@ -68,10 +68,7 @@ func releaseRecord(c *cli.Context) error {
 		registry.WithLogger(g.logger),
 		registry.WithPolygraphVersion(polygraphVersion()),
 		// Hash the asset set exactly as the prober will: same format, URL path and prefix.
-		registry.WithManifestFormat(manifest.Format(releaseFirst(cfg.Probe.Manifest.Format, string(manifest.Auto))), manifest.Options{
-			Path:        releaseFirst(cfg.Probe.Manifest.Path, "/"+filepath.Base(file)),
-			AssetPrefix: cfg.Probe.Manifest.AssetPrefix,
-		}),
+		registry.WithManifestFormat(run.ManifestParsing(cfg, file)),
 	}
 	switch dir := c.String("cache-dir"); dir {
 	case "":

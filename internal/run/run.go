@@ -10,14 +10,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
-	"github.com/polygraph-dev/polygraph/manifest"
 	"github.com/polygraph-dev/polygraph/model"
 	"github.com/polygraph-dev/polygraph/probe"
 	"github.com/polygraph-dev/polygraph/registry"
@@ -158,6 +156,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
 	})
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		interrupted(ctx, res.Report)
+	}
 	if res.Report.Verdict == model.VerdictError {
 		return res, &UnverifiableError{Reason: res.Report.Error}
 	}
@@ -255,20 +256,23 @@ func reserve(ctx context.Context, now time.Time) time.Time {
 	return dl.Add(-margin)
 }
 
-// uniqueAssets returns every asset referenced by any observation, once; observations of the
-// same build share one list, which is walked once.
+// uniqueAssets returns every asset referenced by any observation, once per ref and expected
+// hash: instances whose manifests expect different hashes for one URL each have theirs
+// checked. Observations of the same build share one list, which is walked once.
 func uniqueAssets(obs []model.Observation) []model.Asset {
 	seenList := map[string]bool{}
-	seen := map[string]bool{}
+	seen := map[model.Asset]bool{}
 	var out []model.Asset
 	for _, o := range obs {
-		if len(o.Assets) == 0 || seenList[o.AssetsSHA256] {
+		// Equal asset sets may still expect different hashes: a list is known by its bytes.
+		key := o.ManifestSHA256 + o.AssetsSHA256
+		if len(o.Assets) == 0 || seenList[key] {
 			continue
 		}
-		seenList[o.AssetsSHA256] = true
+		seenList[key] = true
 		for _, a := range o.Assets {
-			if !seen[a.Ref] {
-				seen[a.Ref] = true
+			if !seen[a] {
+				seen[a] = true
 				out = append(out, a)
 			}
 		}
@@ -298,6 +302,7 @@ func Sources(cfg *config.Config) ([]fleet.Source, error) {
 // ProbeOptions maps the config's probe section to probe options.
 func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, error) {
 	p := cfg.Probe
+	mf, mo := ManifestParsing(cfg, "")
 	tc, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -305,8 +310,9 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 	return []probe.Option{
 		probe.WithScheme(p.Scheme),
 		probe.WithHost(p.Host),
-		probe.WithManifest(p.Manifest.Path, p.Manifest.Format, p.Manifest.AssetPrefix),
-		probe.WithSourceMaps(cfg.CDN.CheckSourceMaps),
+		probe.WithManifest(mo.Path, string(mf), mo.AssetPrefix),
+		probe.WithSourceMaps(mo.SourceMaps),
+		probe.WithMaxAssets(mo.MaxAssets),
 		probe.WithVersionClaim(probe.Claim{Path: p.Version.Path, Pointer: p.Version.Pointer, Header: p.Version.Header}),
 		probe.WithDigestClaim(probe.DigestClaim{Source: p.Digest.Source, Claim: probe.Claim{Path: p.Digest.Path, Pointer: p.Digest.Pointer, Header: p.Digest.Header}}),
 		probe.WithConcurrency(p.Concurrency),
@@ -329,6 +335,7 @@ func CDNOptions(cfg *config.Config, probeOpts []probe.Option) []probe.Option {
 		probe.WithRate(cfg.CDN.Rate),
 		probe.WithReplicas(*cfg.CDN.CheckReplicas),
 		probe.WithIntegrity(cfg.CDN.VerifyIntegrity),
+		probe.WithExclude(cfg.CDN.Exclude),
 		probe.WithTLS(nil),
 	)
 }
@@ -356,16 +363,10 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 // RegistryClient builds the registry client for a config: the manifest is parsed exactly as
 // the prober will parse it (same format, URL path and prefix), so hashes compare.
 func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*registry.Client, error) {
-	path := cfg.Probe.Manifest.Path
-	if path == "" && cfg.Release.ManifestFile != "" {
-		path = "/" + filepath.Base(cfg.Release.ManifestFile)
-	}
 	opts := append([]registry.Option{
 		registry.WithLogger(logger),
 		registry.WithPolygraphVersion(version),
-		registry.WithManifestFormat(manifest.Format(cfg.Probe.Manifest.Format), manifest.Options{
-			Path: path, AssetPrefix: cfg.Probe.Manifest.AssetPrefix, SourceMaps: cfg.CDN.CheckSourceMaps,
-		}),
+		registry.WithManifestFormat(ManifestParsing(cfg, cfg.Release.ManifestFile)),
 	}, extra...)
 	return registry.New(opts...)
 }
