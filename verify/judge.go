@@ -58,7 +58,11 @@ type Input struct {
 // Judge compares expected and observed and writes the report. It is pure: the same input
 // gives the same report.
 func Judge(in Input) *model.Report {
-	j := &judge{in: in, rel: model.Release{Source: model.SourceConsensus}, status: map[string]string{}}
+	// Per-instance state is sized once: growing maps and slices of 10,000 entries step by step
+	// would allocate each about twice over.
+	n := len(in.Observations)
+	j := &judge{in: in, rel: model.Release{Source: model.SourceConsensus}, status: make(map[string]string, n),
+		keyOf: make(map[string]string, n), insts: make([]model.Instance, 0, n)}
 	if in.Release != nil {
 		j.rel = *in.Release
 	}
@@ -96,7 +100,6 @@ type judge struct {
 func (j *judge) add(f model.Finding) { j.findings = append(j.findings, f) }
 
 func (j *judge) instances() {
-	j.keyOf = map[string]string{}
 	for _, o := range j.in.Observations {
 		t := o.Target
 		inst := model.Instance{
@@ -177,7 +180,7 @@ func (j *judge) groups() {
 			j.rel.Source = model.SourceConsensus
 		}
 	}
-	idx := map[string]int{}
+	idx := make(map[string]int, len(j.insts))
 	for n, g := range order {
 		g.ID = n + 1
 		key := j.in.Compare(g.ManifestSHA256, g.AssetsSHA256)

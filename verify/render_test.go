@@ -16,7 +16,10 @@ func incidentReport() *model.Report {
 
 // The streamed JSON must be exactly what encoding/json writes for the whole report.
 func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
-	for _, r := range []*model.Report{incidentReport(), Judge(Input{})} {
+	lists := incidentReport()
+	lists.Groups, lists.Findings = []model.Group{}, nil
+	lists.Findings = append(lists.Findings, model.Finding{Kind: model.KindAssetMissing, Instances: []string{"a", "<b>"}, URL: "https://cdn.example.test/a.js?x=1&y=2", Status: 403, Evidence: map[string]string{"k": "v"}})
+	for _, r := range []*model.Report{incidentReport(), Judge(Input{}), lists} {
 		var got bytes.Buffer
 		if err := RenderJSON(&got, r); err != nil {
 			t.Fatal(err)
