@@ -24,10 +24,20 @@ type Prober struct {
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
-	parsed map[string]*parsed // by manifest sha256 and Content-Type: identical bytes are parsed once
+	parsed map[parseKey]*parsed // identical bytes are parsed once
 }
 
+// parseKey identifies a manifest by its bytes and the Content-Type it was served with, which
+// format detection weighs.
+type parseKey struct {
+	sum         [sha256.Size]byte
+	contentType string
+}
+
+// parsed is one distinct manifest, shared by every instance that serves it: its hex digest
+// too, so 10,000 instances of one build hold one copy of it.
 type parsed struct {
+	sum        string
 	once       sync.Once
 	format     string
 	assets     []model.Asset
@@ -41,7 +51,7 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
@@ -127,9 +137,12 @@ func (p *Prober) newInstance(t model.Target) *instance {
 		tr.TLSClientConfig = in.tlsConfig()
 	}
 	in.tr = tr
+	// The per-request timeout is the transport's (see countingTransport), as for the CDN:
+	// http.Client.Timeout would keep two more goroutines alive for every request in flight
+	// (its deadline timer and the legacy Request.Cancel watcher), about 2 MB of stacks at a
+	// concurrency of 128.
 	hc := &http.Client{
-		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}},
-		Timeout:       o.timeout,
+		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}, timeout: o.timeout},
 		CheckRedirect: sameHostRedirects,
 	}
 	in.client = retryClient(hc, o)
@@ -184,10 +197,9 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	case r.status != http.StatusOK:
 		obs.ManifestInvalid = fmt.Sprintf("GET %s answered %d %s", obs.ManifestURL, r.status, http.StatusText(r.status))
 	default:
-		sum := sha256.Sum256(r.body)
-		obs.ManifestSHA256 = hex.EncodeToString(sum[:])
+		pm := p.parse(sha256.Sum256(r.body), r.body, r.header.Get("Content-Type"))
+		obs.ManifestSHA256 = pm.sum
 		obs.ManifestBytes = int64(len(r.body))
-		pm := p.parse(obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
 		if pm.invalid != "" {
 			obs.ManifestInvalid = pm.invalid
 		} else {
@@ -216,14 +228,14 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 }
 
 // parse parses manifest bytes once per distinct content.
-func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
+func (p *Prober) parse(sum [sha256.Size]byte, body []byte, contentType string) *parsed {
 	// Identical bytes (served with the same Content-Type, which detection weighs) are parsed
 	// once, even when many instances answer with a new build at the same moment.
-	key := sum + "\x00" + contentType
+	key := parseKey{sum, contentType}
 	p.mu.Lock()
 	pm, ok := p.parsed[key]
 	if !ok {
-		pm = &parsed{}
+		pm = &parsed{sum: hex.EncodeToString(sum[:])}
 		p.parsed[key] = pm
 	}
 	p.mu.Unlock()
