@@ -91,19 +91,24 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// Budget caps the retries of a whole run: retries may add at most Ratio of first attempts,
-// plus Floor. A dead fleet then costs about one request per instance, not 1+retries. A nil
-// *Budget allows every retry.
+// Budget caps the retries of a whole run: retries may add at most Ratio of the requests that
+// were answered, plus Floor. Retries are earned by answers, not by attempts: they are worth
+// spending on the odd flaky instance of a fleet that answers, and wasted on a fleet (or CDN)
+// that is down, where they would only amplify the outage. A fully dead fleet of 1,000
+// instances then costs 1,000 attempts plus Floor, not 1,000 plus Ratio·1,000; a fleet that
+// answers gets Ratio·answers + Floor, never more than Ratio of its first attempts + Floor. A
+// nil *Budget allows every retry.
 type Budget struct {
 	Ratio float64
 	Floor int64
 
-	first   atomic.Int64
-	retries atomic.Int64
-	denied  atomic.Int64
+	first    atomic.Int64
+	answered atomic.Int64
+	retries  atomic.Int64
+	denied   atomic.Int64
 }
 
-// NewBudget returns a budget allowing ratio·first attempts + floor retries.
+// NewBudget returns a budget allowing ratio·answered requests + floor retries.
 func NewBudget(ratio float64, floor int64) *Budget { return &Budget{Ratio: ratio, Floor: floor} }
 
 func (b *Budget) attempt() {
@@ -112,12 +117,19 @@ func (b *Budget) attempt() {
 	}
 }
 
+// answer records a request that got an answer it keeps (not one worth retrying).
+func (b *Budget) answer() {
+	if b != nil {
+		b.answered.Add(1)
+	}
+}
+
 // allow takes one retry from the budget, reporting whether it was available.
 func (b *Budget) allow() bool {
 	if b == nil {
 		return true
 	}
-	limit := int64(b.Ratio*float64(b.first.Load())) + b.Floor
+	limit := int64(b.Ratio*float64(b.answered.Load())) + b.Floor
 	for {
 		r := b.retries.Load()
 		if r >= limit {
@@ -206,6 +218,9 @@ func retryPolicy(b *Budget, retries int) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if !Retryable(resp, err) {
+			if err == nil && resp != nil {
+				b.answer()
+			}
 			return false, nil
 		}
 		if t := triesOf(ctx); t != nil && t.n > retries {

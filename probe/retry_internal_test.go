@@ -113,17 +113,29 @@ func TestBudget(t *testing.T) {
 	for range 10 {
 		b.attempt()
 	}
+	// Nothing answered yet: only the floor.
 	allowed := 0
 	for range 10 {
 		if b.allow() {
 			allowed++
 		}
 	}
-	if allowed != 4 { // 0.2·10 + 2
+	if allowed != 2 {
+		t.Errorf("allowed %d retries before any answer, want the floor, 2", allowed)
+	}
+	for range 10 {
+		b.answer()
+	}
+	for range 10 {
+		if b.allow() {
+			allowed++
+		}
+	}
+	if allowed != 4 { // 0.2·10 answered + 2
 		t.Errorf("allowed %d retries, want 4", allowed)
 	}
-	if first, retries, denied := b.Stats(); first != 10 || retries != 4 || denied != 6 {
-		t.Errorf("stats %d/%d/%d, want 10/4/6", first, retries, denied)
+	if first, retries, denied := b.Stats(); first != 10 || retries != 4 || denied != 16 {
+		t.Errorf("stats %d/%d/%d, want 10/4/16", first, retries, denied)
 	}
 
 	b = NewBudget(0, 5)
