@@ -63,7 +63,8 @@ func (p *Prober) Requests() int { return int(p.requests.Load()) }
 // observation. When ctx ends, targets not yet probed are recorded as unreachable, and Probe
 // returns promptly: every request, dial, handshake and body read is bound to ctx.
 func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Observation {
-	obs := make([]model.Observation, len(targets))
+	// Observations wait as compact records until every instance is probed (see records).
+	recs := newRecords(&p.o, len(targets))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(p.o.concurrency, len(targets)) {
@@ -71,27 +72,28 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				obs[i] = p.probe(ctx, targets[i])
+				o := p.probe(ctx, targets[i])
 				if p.o.onDone != nil {
-					p.o.onDone(obs[i])
+					p.o.onDone(o)
 				}
+				recs.put(i, o)
 			}
 		}()
 	}
 	for i := range targets {
 		if ctx.Err() != nil {
-			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+			recs.put(i, model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)})
 			continue
 		}
 		select {
 		case work <- i:
 		case <-ctx.Done():
-			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+			recs.put(i, model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)})
 		}
 	}
 	close(work)
 	wg.Wait()
-	return obs
+	return recs.expand(targets)
 }
 
 // instance is one instance's HTTP session: its own transport, so its connection is reused for
