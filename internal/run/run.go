@@ -93,7 +93,7 @@ type Result struct {
 // returned with an *UnverifiableError when the run could not verify at all (its verdict is then
 // "error"); only a configuration error (*config.Error) comes without a report.
 func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, error) {
-	res, err := Run(ctx, cfg, o)
+	res, err := run(ctx, cfg, o, false)
 	return res.Report, err
 }
 
@@ -101,6 +101,12 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 // o.Targets), probe them, read their running digests, check the CDN, judge. It always returns
 // a Result; its Report is nil only with a *config.Error.
 func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
+	return run(ctx, cfg, o, true)
+}
+
+// run is Run; with keep false only the report is wanted, and stage outputs the judge does not
+// read are let go before it runs (the targets: each observation carries its own).
+func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result, error) {
 	o.defaults()
 	if o.Budget == nil {
 		o.Budget = probe.NewBudget(*cfg.Probe.RetryBudget, 10)
@@ -149,6 +155,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	}
 	if res.CDN, err = CheckCDN(pctx, cfg, res.Observations, o); err != nil {
 		return fail(err)
+	}
+	if !keep {
+		res.Targets = nil
 	}
 	res.Report = verify.Judge(verify.Input{
 		Release: res.Release, Observations: res.Observations, Running: res.Running, CDN: res.CDN,
