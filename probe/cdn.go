@@ -29,6 +29,7 @@ type CDN struct {
 	hosts    map[string]*cdnHost
 	large    chan struct{}
 	requests atomic.Int64
+	fds      fdWatch
 }
 
 // integrityBodies is how many asset bodies over smallBody the CDN check may hold at once.
@@ -64,7 +65,7 @@ func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 		}
 		tr := &http.Transport{
 			Proxy:                  http.ProxyFromEnvironment, // the CDN is public; corporate proxies apply
-			DialContext:            o.dial,
+			DialContext:            c.fds.dial(o.dial),
 			MaxIdleConns:           o.concurrency,
 			MaxIdleConnsPerHost:    o.concurrency,
 			MaxResponseHeaderBytes: maxHeaderBytes,
@@ -101,6 +102,10 @@ func (c *CDN) redirects(req *http.Request, via []*http.Request) error {
 	}
 	return nil
 }
+
+// OutOfFiles reports whether a dial failed because polygraph ran out of file descriptors
+// (ErrNoFileDescriptors): the unchecked assets of such a run are a local limit's doing.
+func (c *CDN) OutOfFiles() bool { return c.fds.hit.Load() }
 
 // Requests returns the number of HTTP requests sent to CDN origins so far.
 func (c *CDN) Requests() int { return int(c.requests.Load()) }

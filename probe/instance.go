@@ -21,6 +21,7 @@ import (
 type Prober struct {
 	o        options
 	requests atomic.Int64
+	fds      fdWatch
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
@@ -57,6 +58,10 @@ func New(opts ...Option) *Prober {
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
 // every redirect hop, including those whose connection failed.
 func (p *Prober) Requests() int { return int(p.requests.Load()) }
+
+// OutOfFiles reports whether a dial failed because polygraph ran out of file descriptors
+// (ErrNoFileDescriptors): the observations of such a run blame instances for a local limit.
+func (p *Prober) OutOfFiles() bool { return p.fds.hit.Load() }
 
 // Probe probes every target, at most the configured concurrency at once, and returns one
 // observation per target in the targets' order. Failing to reach a target is recorded in its
@@ -124,7 +129,7 @@ func (p *Prober) newInstance(t model.Target) *instance {
 	in := &instance{p: p, t: t, bodies: map[string]*response{}}
 	tr := &http.Transport{
 		Proxy:                  nil, // instances are dialled directly, never through a proxy
-		DialContext:            o.dial,
+		DialContext:            p.fds.dial(o.dial),
 		MaxIdleConns:           1,
 		MaxIdleConnsPerHost:    1,
 		MaxResponseHeaderBytes: maxHeaderBytes,

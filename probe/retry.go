@@ -166,7 +166,8 @@ func Retryable(resp *http.Response, err error) bool {
 		switch {
 		case errors.Is(err, context.Canceled):
 			return false
-		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect), errors.Is(err, errRateDeadline):
+		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect), errors.Is(err, errRateDeadline),
+			errors.Is(err, ErrNoFileDescriptors):
 			return false
 		case strings.Contains(err.Error(), "response headers exceeded"), // over maxHeaderBytes
 			strings.Contains(err.Error(), "gave HTTP response to HTTPS client"),

@@ -188,8 +188,10 @@ func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
 	return targets, nil
 }
 
-// Probe asks every target for its manifest and claims, with the config's politeness. Failing
-// to reach an instance is evidence in its observation; the error is for misconfiguration only.
+// Probe asks every target for its manifest and claims, with the config's politeness, at most
+// as many at once as the file descriptor limit allows. Failing to reach an instance is
+// evidence in its observation; the error is for misconfiguration, or for polygraph running out
+// of file descriptors all the same (an *UnverifiableError: its own fault, not the instances').
 func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) ([]model.Observation, error) {
 	o.defaults()
 	popts, err := ProbeOptions(cfg, o.Logger)
@@ -205,8 +207,17 @@ func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Op
 	if o.Budget != nil {
 		popts = append(popts, probe.WithBudget(o.Budget))
 	}
+	if n := fdConcurrency(cfg.Probe.Concurrency, 1); n < cfg.Probe.Concurrency {
+		o.Logger.Info("probe concurrency lowered to fit the file descriptor limit", "configured", cfg.Probe.Concurrency, "used", n)
+		popts = append(popts, probe.WithConcurrency(n))
+	}
 	popts = append(popts, o.Probe...)
-	return probe.New(popts...).Probe(ctx, targets), nil
+	p := probe.New(popts...)
+	obs := p.Probe(ctx, targets)
+	if p.OutOfFiles() {
+		return obs, &UnverifiableError{Reason: "probing the fleet", Err: probe.ErrNoFileDescriptors}
+	}
+	return obs, nil
 }
 
 // RunningDigests asks the trusted digest source (o.Runtime, or the one the config names) what
@@ -245,12 +256,22 @@ func CheckCDN(ctx context.Context, cfg *config.Config, obs []model.Observation, 
 	if o.Budget != nil {
 		popts = append(popts, probe.WithBudget(o.Budget))
 	}
-	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, CDNOptions(cfg, append(popts, o.Probe...))...)
+	copts := CDNOptions(cfg, append(popts, o.Probe...))
+	hosts := cdnHosts(cfg)
+	if n := fdConcurrency(cfg.CDN.Concurrency, hosts); n < cfg.CDN.Concurrency {
+		o.Logger.Info("cdn concurrency lowered to fit the file descriptor limit", "configured", cfg.CDN.Concurrency, "used", n, "hosts", hosts)
+		copts = append(copts, probe.WithConcurrency(n))
+	}
+	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, copts...)
 	if err != nil {
 		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
 	}
 	defer checker.Close()
-	return checker.Check(ctx, uniqueAssets(obs)), nil
+	res := checker.Check(ctx, uniqueAssets(obs))
+	if checker.OutOfFiles() {
+		return res, &UnverifiableError{Reason: "checking the CDN", Err: probe.ErrNoFileDescriptors}
+	}
+	return res, nil
 }
 
 // reserve returns when probing must stop: the context's deadline less a margin for judging
