@@ -14,7 +14,8 @@ import (
 // to its remaining fields, shared by every instance that answered identically, and whether
 // its manifest URL is the one the prober builds for the target. The target is the caller's
 // targets[i]. Probe expands the records into observations only once every instance is done,
-// when the bodies and connections in flight are gone.
+// when the bodies and connections in flight are gone; ProbeCompact hands them over as they
+// are, and the judge builds each observation when it reads it.
 
 // record is one probed instance, compactly.
 type record struct {
@@ -93,16 +94,32 @@ func (r *records) put(i int, obs model.Observation) {
 	r.recs[i] = rec
 }
 
-// expand returns every observation, in the targets' order.
-func (r *records) expand(targets []model.Target) []model.Observation {
-	obs := make([]model.Observation, len(r.recs))
-	for i, rec := range r.recs {
-		obs[i] = *rec.tail
-		obs[i].Target = targets[i]
-		if rec.url {
-			obs[i].ManifestURL = r.manifestURL(targets[i])
-		}
+// Observations are the observations of one probe run, one per target in the targets' order,
+// held as compact records: At builds one observation, All builds them all.
+type Observations struct {
+	recs    *records
+	targets []model.Target
+}
+
+// Len returns the number of observations.
+func (o *Observations) Len() int { return len(o.targets) }
+
+// At returns the observation of the i-th target.
+func (o *Observations) At(i int) model.Observation {
+	rec := o.recs.recs[i]
+	obs := *rec.tail
+	obs.Target = o.targets[i]
+	if rec.url {
+		obs.ManifestURL = o.recs.manifestURL(o.targets[i])
 	}
-	r.recs = nil
+	return obs
+}
+
+// All returns every observation.
+func (o *Observations) All() []model.Observation {
+	obs := make([]model.Observation, o.Len())
+	for i := range obs {
+		obs[i] = o.At(i)
+	}
 	return obs
 }

@@ -69,7 +69,7 @@ func TestRecordsKeepEveryField(t *testing.T) {
 			r := newRecords(&o, 2)
 			r.put(0, base)
 			r.put(1, other)
-			got := r.expand(targets)
+			got := (&Observations{recs: r, targets: targets}).All()
 			if !reflect.DeepEqual(got[0], base) {
 				t.Errorf("first observation changed:\n got %+v\nwant %+v", got[0], base)
 			}
@@ -102,7 +102,7 @@ func TestRecordsShareIdenticalAnswers(t *testing.T) {
 	if len(r.tails) != 2 {
 		t.Errorf("%d distinct tails for 2 kinds of answer", len(r.tails))
 	}
-	got := r.expand(targets)
+	got := (&Observations{recs: r, targets: targets}).All()
 	if got[10].ReportedVersion != "v0" || got[11].ReportedVersion != "v1" || got[11].Target.ID != "i11" || got[11].ManifestURL != "http://127.0.1.12:8080/m.json" {
 		t.Errorf("expanded wrong: %+v %+v", got[10], got[11])
 	}

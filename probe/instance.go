@@ -68,7 +68,12 @@ func (p *Prober) OutOfFiles() bool { return p.fds.hit.Load() }
 // observation. When ctx ends, targets not yet probed are recorded as unreachable, and Probe
 // returns promptly: every request, dial, handshake and body read is bound to ctx.
 func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Observation {
-	// Observations wait as compact records until every instance is probed (see records).
+	return p.ProbeCompact(ctx, targets).All()
+}
+
+// ProbeCompact is Probe with the observations left as compact records (see Observations), for
+// a caller that reads each observation as it needs it rather than holding them all.
+func (p *Prober) ProbeCompact(ctx context.Context, targets []model.Target) *Observations {
 	recs := newRecords(&p.o, len(targets))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -98,7 +103,7 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 	}
 	close(work)
 	wg.Wait()
-	return recs.expand(targets)
+	return &Observations{recs: recs, targets: targets}
 }
 
 // instance is one instance's HTTP session: its own transport, so its connection is reused for

@@ -24,7 +24,7 @@ func (j *judge) assets() {
 	}
 	lists := map[string]*list{}
 	var order []string
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		if _, ok := j.keyOf[o.Target.ID]; !ok || len(o.Assets) == 0 {
 			continue
 		}
