@@ -72,9 +72,12 @@ type Probe struct {
 
 // Manifest locates and parses the static-asset manifest.
 type Manifest struct {
-	Path        string `yaml:"path"`
-	Format      string `yaml:"format"`
-	AssetPrefix string `yaml:"asset_prefix"`
+	Path string `yaml:"path"`
+	// Paths are several manifest paths per instance, instead of Path: each is fetched and
+	// compared, their assets unioned.
+	Paths       []string `yaml:"paths"`
+	Format      string   `yaml:"format"`
+	AssetPrefix string   `yaml:"asset_prefix"`
 	// MaxAssets is the most asset references a manifest may hold (default 100000).
 	MaxAssets int `yaml:"max_assets"`
 }

@@ -41,7 +41,7 @@ func (c *Config) setDefaults() {
 	if p.Scheme == "" {
 		p.Scheme = "http"
 	}
-	if p.Manifest.Path == "" {
+	if p.Manifest.Path == "" && len(p.Manifest.Paths) == 0 {
 		p.Manifest.Path = DefaultManifestPath
 	}
 	if p.Manifest.MaxAssets == 0 {
@@ -192,8 +192,10 @@ func (v *validator) validate() {
 	if c.Probe.Digest.Source != "" {
 		v.oneOf("probe.digest.source", c.Probe.Digest.Source, DigestSources)
 	}
-	if !strings.HasPrefix(c.Probe.Manifest.Path, "/") {
-		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", c.Probe.Manifest.Path)
+	if m := c.Probe.Manifest; len(m.Paths) > 0 {
+		v.manifestPaths(m)
+	} else if !strings.HasPrefix(m.Path, "/") {
+		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", m.Path)
 	}
 	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || strings.Contains(c.Probe.Host, "://")) {
 		v.fail("probe.host", "probe.host must be a host name (no scheme or path), got %q", c.Probe.Host)
@@ -348,4 +350,31 @@ func checkGlob(g string) error {
 		}
 	}
 	return nil
+}
+
+// manifestPaths validates probe.manifest.paths: root-relative, distinct, not with path; the
+// release is then judged by consensus, since a record or manifest_file holds one manifest.
+func (v *validator) manifestPaths(m Manifest) {
+	c := v.cfg
+	if m.Path != "" {
+		v.fail("probe.manifest.paths", "probe.manifest.path and probe.manifest.paths are exclusive: list every path under paths")
+	}
+	seen := map[string]bool{}
+	for i, p := range m.Paths {
+		at := fmt.Sprintf("probe.manifest.paths.%d", i)
+		switch {
+		case !strings.HasPrefix(p, "/"):
+			v.fail(at, "probe.manifest.paths entry %d must start with /, got %q", i+1, p)
+		case seen[p]:
+			v.fail(at, "probe.manifest.paths entry %d repeats %q", i+1, p)
+		}
+		seen[p] = true
+	}
+	if len(m.Paths) > 1 && (c.Release.ManifestFile != "" || c.Release.Record != "") {
+		key := "release.manifest_file"
+		if c.Release.Record != "" {
+			key = "release.record"
+		}
+		v.fail(key, "%s holds one manifest, and probe.manifest.paths lists %d: omit it, and each path is judged by the fleet's consensus", key, len(m.Paths))
+	}
 }

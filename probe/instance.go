@@ -26,13 +26,15 @@ type Prober struct {
 
 	mu     sync.Mutex
 	parsed map[parseKey]*parsed // identical bytes are parsed once
+	unions map[string]*parsed   // by the manifests' keys, for probe.manifest.paths
 }
 
-// parseKey identifies a manifest by its bytes and the Content-Type it was served with, which
-// format detection weighs.
+// parseKey identifies a manifest by its bytes, the Content-Type it was served with (which
+// format detection weighs) and its path (which relative references resolve against).
 type parseKey struct {
 	sum         [sha256.Size]byte
 	contentType string
+	path        string
 }
 
 // parsed is one distinct manifest, shared by every instance that serves it: its hex digest
@@ -52,7 +54,7 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
@@ -209,13 +211,16 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	case r.status != http.StatusOK:
 		obs.ManifestInvalid = fmt.Sprintf("GET %s answered %d %s", obs.ManifestURL, r.status, http.StatusText(r.status))
 	default:
-		pm := p.parse(sha256.Sum256(r.body), r.body, r.header.Get("Content-Type"))
+		pm := p.parse(o.manifestPath, sha256.Sum256(r.body), r.body, r.header.Get("Content-Type"))
 		obs.ManifestSHA256 = pm.sum
 		obs.ManifestBytes = int64(len(r.body))
 		if pm.invalid != "" {
 			obs.ManifestInvalid = pm.invalid
 		} else {
 			obs.ManifestFormat, obs.Assets, obs.AssetsSHA256, obs.SkippedAssets = pm.format, pm.assets, pm.assetsHash, pm.skipped
+			if len(o.morePaths) > 0 {
+				p.moreManifests(ctx, in, &obs, pm)
+			}
 		}
 	}
 	obs.ReportedVersion, obs.VersionError = in.claim(ctx, o.version, r)
@@ -240,10 +245,11 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 }
 
 // parse parses manifest bytes once per distinct content.
-func (p *Prober) parse(sum [sha256.Size]byte, body []byte, contentType string) *parsed {
-	// Identical bytes (served with the same Content-Type, which detection weighs) are parsed
-	// once, even when many instances answer with a new build at the same moment.
-	key := parseKey{sum, contentType}
+func (p *Prober) parse(path string, sum [sha256.Size]byte, body []byte, contentType string) *parsed {
+	// Identical bytes (served with the same Content-Type, which detection weighs, at the same
+	// path, which relative references resolve against) are parsed once, even when many
+	// instances answer with a new build at the same moment.
+	key := parseKey{sum, contentType, path}
 	p.mu.Lock()
 	pm, ok := p.parsed[key]
 	if !ok {
@@ -254,7 +260,7 @@ func (p *Prober) parse(sum [sha256.Size]byte, body []byte, contentType string) *
 	pm.once.Do(func() {
 		o := &p.o
 		m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
-			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
+			Path: path, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
 		})
 		if err != nil {
 			pm.invalid = err.Error()

@@ -41,8 +41,19 @@ func (j *judge) assets() {
 	// build share one sorted list of instance IDs rather than each copying thousands.
 	refLists := map[string][]int{}
 	hashLists := map[[2]string][]int{} // (ref, expected hash) -> lists expecting it
+	notChecked := make(map[string]bool, len(cdn.NotChecked))
+	for _, r := range cdn.NotChecked {
+		notChecked[r] = true
+	}
+	var notCheckedIDs []string
 	for n, h := range order {
 		l := lists[h]
+		for _, a := range l.assets {
+			if notChecked[a.Ref] {
+				notCheckedIDs = append(notCheckedIDs, l.ids...)
+				break
+			}
+		}
 		for _, a := range l.assets {
 			ac := cdn.Checks[a.Ref]
 			if ac == nil || !ac.Problem() {
@@ -71,6 +82,12 @@ func (j *judge) assets() {
 		ids := uniqueSorted(all)
 		union[key] = ids
 		return ids
+	}
+	if len(cdn.NotChecked) > 0 {
+		ids := uniqueSorted(notCheckedIDs)
+		j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids,
+			Message: fmt.Sprintf("%d asset(s) were not checked before the run ended (%s first), referenced by %d instance(s) (%s): unknown, not missing",
+				len(cdn.NotChecked), cdn.NotChecked[0], len(ids), list3(ids))})
 	}
 	refs := make([]string, 0, len(refLists))
 	for r := range refLists {

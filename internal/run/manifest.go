@@ -15,6 +15,9 @@ import (
 func ManifestParsing(cfg *config.Config, file string) (manifest.Format, manifest.Options) {
 	m := cfg.Probe.Manifest
 	path := m.Path
+	if len(m.Paths) > 0 {
+		path = m.Paths[0]
+	}
 	if path == "" && file != "" {
 		path = "/" + filepath.Base(file)
 	}

@@ -369,6 +369,7 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 		probe.WithManifest(mo.Path, string(mf), mo.AssetPrefix),
 		probe.WithSourceMaps(mo.SourceMaps),
 		probe.WithMaxAssets(mo.MaxAssets),
+		probe.WithManifestPaths(p.Manifest.Paths),
 		probe.WithVersionClaim(probe.Claim{Path: p.Version.Path, Pointer: p.Version.Pointer, Header: p.Version.Header}),
 		probe.WithDigestClaim(probe.DigestClaim{Source: p.Digest.Source, Claim: probe.Claim{Path: p.Digest.Path, Pointer: p.Digest.Pointer, Header: p.Digest.Header}}),
 		probe.WithConcurrency(p.Concurrency),
