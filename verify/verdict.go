@@ -71,9 +71,12 @@ func (j *judge) report() *model.Report {
 		r.Verdict = model.VerdictError
 		r.Error = fmt.Sprintf("not a single instance answered (%d probed)", n)
 	} else if c := j.in.CDN; c != nil && c.PrimaryDown != "" {
-		// The findings stand (exit 1 when they reach the threshold); otherwise the run could
-		// not verify the CDN, which is exit 3, never a pass.
+		// Error findings stand (verdict fail, exit 1 at the default threshold); otherwise the
+		// run could not verify the CDN: verdict error, exit 3, never a pass.
 		r.Error = c.PrimaryDown
+		if r.Verdict != model.VerdictFail {
+			r.Verdict = model.VerdictError
+		}
 	}
 	return r
 }

@@ -41,14 +41,15 @@ func TestMaxAssetsDefault(t *testing.T) {
 	}
 }
 
-// TestDeadlineHoldsForAHugeManifest: with max_assets raised, 200,000 assets on a slow CDN and
-// a 2s deadline, the run ends by its deadline; the assets not asked by then are counted as
-// unchecked and reported in one finding, not one each.
+// TestDeadlineHoldsForAHugeManifest: 30,000 assets on a slow CDN and a 2s deadline: the run
+// ends by its deadline; the assets not asked by then are counted as unchecked and reported in
+// one finding, not one each. (Sized so that the race detector on a loaded machine keeps the
+// timing honest; the 600,000-entry figures are in docs/verdicts-notes.md.)
 func TestDeadlineHoldsForAHugeManifest(t *testing.T) {
-	big := flatBuild(200000)
-	w := startWorld(t, []testkit.Spec{{Build: big}}, worldOpts{extra: "  manifest:\n    max_assets: 300000\n"})
+	big := flatBuild(30000)
+	w := startWorld(t, []testkit.Spec{{Build: big}}, worldOpts{})
 	w.cdn.Add(big.Assets...)
-	w.cdn.SetLatency(20 * time.Millisecond)
+	w.cdn.SetLatency(50 * time.Millisecond)
 	rep := w.verify(t, 2*time.Second) // fails the test past the deadline + slack
 	unchecked := 0
 	for _, f := range rep.Findings {
@@ -56,10 +57,25 @@ func TestDeadlineHoldsForAHugeManifest(t *testing.T) {
 			unchecked++
 		}
 	}
-	if rep.CDN.Checked != 200000 || rep.CDN.Unchecked == 0 || unchecked > 1000 {
+	if rep.CDN.Checked != 30000 || rep.CDN.Unchecked == 0 || unchecked > 1000 {
 		t.Fatalf("cdn %+v, %d asset-unchecked findings", rep.CDN, unchecked)
 	}
 	if rep.Verdict == model.VerdictPass {
 		t.Error("a run that checked a fraction of its assets passed")
+	}
+}
+
+// TestForcedWrongFormatNeverPasses: a format that reads no reference from what instances serve
+// (JSON read as HTML) is manifest-invalid for each, never a pass having checked nothing.
+func TestForcedWrongFormatNeverPasses(t *testing.T) {
+	w := startWorld(t, []testkit.Spec{{}, {}}, worldOpts{extra: "  manifest:\n    format: html\n"})
+	rep := w.verify(t, 10*time.Second)
+	for _, in := range w.fleet.Instances {
+		if got := kinds(rep, in.ID); len(got) != 1 || got[0] != string(model.KindManifestInvalid) {
+			t.Errorf("%s: findings %v, want manifest-invalid", in.ID, got)
+		}
+	}
+	if rep.Verdict != model.VerdictFail || w.cdn.Requests.Load() != 0 {
+		t.Errorf("verdict %s, %d CDN requests", rep.Verdict, w.cdn.Requests.Load())
 	}
 }

@@ -123,6 +123,9 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 			return res, err
 		}
 		res.Report = verify.Unverified(res.Release, started, o.Now().Sub(started), err.Error())
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			interrupted(ctx, res.Report)
+		}
 		return res, err
 	}
 	if res.Release, res.Extra, err = ResolveRelease(ctx, cfg, o.Logger, o.Version, o.Registry...); err != nil {
