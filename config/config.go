@@ -45,6 +45,8 @@ type StaticInstance struct {
 	ID      string            `yaml:"id"`
 	Address string            `yaml:"address"`
 	Labels  map[string]string `yaml:"labels"`
+	// Line is where the entry stands in the config file (0 when built in code).
+	Line int `yaml:"-"`
 }
 
 // EC2 discovers instances with DescribeInstances.

@@ -141,10 +141,15 @@ type validator struct {
 
 // fail records the first error, at the line of the key path ("probe.scheme", "fleet.static.2").
 func (v *validator) fail(path, format string, args ...any) {
+	v.failAt(v.line(path), format, args...)
+}
+
+// failAt records the first error, at a line known already.
+func (v *validator) failAt(line int, format string, args ...any) {
 	if v.err != nil {
 		return
 	}
-	v.err = &Error{File: v.cfg.File, Line: v.line(path), Msg: fmt.Sprintf(format, args...)}
+	v.err = &Error{File: v.cfg.File, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // line finds the line of a dotted key path in the document (list items by index), falling
@@ -278,25 +283,28 @@ func (v *validator) validate() {
 	}
 	seen := map[string]int{}
 	for i, s := range c.Fleet.Static {
-		path := fmt.Sprintf("fleet.static.%d", i)
+		line := s.Line
+		if line == 0 {
+			line = v.line(fmt.Sprintf("fleet.static.%d", i))
+		}
 		if s.Address == "" {
-			v.fail(path, "fleet.static entry %d has no address", i+1)
+			v.failAt(line, "fleet.static entry %d has no address", i+1)
 			continue
 		}
 		host, port, err := net.SplitHostPort(s.Address)
 		if err != nil || host == "" {
-			v.fail(path, "fleet.static entry %d: address %q must be host:port", i+1, s.Address)
+			v.failAt(line, "fleet.static entry %d: address %q must be host:port", i+1, s.Address)
 			continue
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			v.fail(path, "fleet.static entry %d: invalid port in %q", i+1, s.Address)
+			v.failAt(line, "fleet.static entry %d: invalid port in %q", i+1, s.Address)
 		}
 		id := s.ID
 		if id == "" {
 			id = s.Address
 		}
 		if j, dup := seen[id]; dup {
-			v.fail(path, "fleet.static entry %d: id %q repeats entry %d", i+1, id, j+1)
+			v.failAt(line, "fleet.static entry %d: id %q repeats entry %d", i+1, id, j+1)
 		}
 		seen[id] = i
 	}

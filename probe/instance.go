@@ -25,11 +25,22 @@ type Prober struct {
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
-	parsed map[string]*parsed // by manifest sha256, Content-Type and path: identical bytes are parsed once
-	unions map[string]*parsed // by the manifests' keys, for probe.manifest.paths
+	parsed map[parseKey]*parsed // identical bytes are parsed once
+	unions map[string]*parsed   // by the manifests' keys, for probe.manifest.paths
 }
 
+// parseKey identifies a manifest by its bytes, the Content-Type it was served with (which
+// format detection weighs) and its path (which relative references resolve against).
+type parseKey struct {
+	sum         [sha256.Size]byte
+	contentType string
+	path        string
+}
+
+// parsed is one distinct manifest, shared by every instance that serves it: its hex digest
+// too, so 10,000 instances of one build hold one copy of it.
 type parsed struct {
+	sum        string
 	once       sync.Once
 	format     string
 	assets     []model.Asset
@@ -43,7 +54,7 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[string]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
@@ -59,7 +70,13 @@ func (p *Prober) OutOfFiles() bool { return p.fds.hit.Load() }
 // observation. When ctx ends, targets not yet probed are recorded as unreachable, and Probe
 // returns promptly: every request, dial, handshake and body read is bound to ctx.
 func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Observation {
-	obs := make([]model.Observation, len(targets))
+	return p.ProbeCompact(ctx, targets).All()
+}
+
+// ProbeCompact is Probe with the observations left as compact records (see Observations), for
+// a caller that reads each observation as it needs it rather than holding them all.
+func (p *Prober) ProbeCompact(ctx context.Context, targets []model.Target) *Observations {
+	recs := newRecords(&p.o, len(targets))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(p.o.concurrency, len(targets)) {
@@ -67,27 +84,28 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				obs[i] = p.probe(ctx, targets[i])
+				o := p.probe(ctx, targets[i])
 				if p.o.onDone != nil {
-					p.o.onDone(obs[i])
+					p.o.onDone(o)
 				}
+				recs.put(i, o)
 			}
 		}()
 	}
 	for i := range targets {
 		if ctx.Err() != nil {
-			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+			recs.put(i, model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)})
 			continue
 		}
 		select {
 		case work <- i:
 		case <-ctx.Done():
-			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+			recs.put(i, model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)})
 		}
 	}
 	close(work)
 	wg.Wait()
-	return obs
+	return &Observations{recs: recs, targets: targets}
 }
 
 // instance is one instance's HTTP session: its own transport, so its connection is reused for
@@ -133,9 +151,12 @@ func (p *Prober) newInstance(t model.Target) *instance {
 		tr.TLSClientConfig = in.tlsConfig()
 	}
 	in.tr = tr
+	// The per-request timeout is the transport's (see countingTransport), as for the CDN:
+	// http.Client.Timeout would keep two more goroutines alive for every request in flight
+	// (its deadline timer and the legacy Request.Cancel watcher), about 2 MB of stacks at a
+	// concurrency of 128.
 	hc := &http.Client{
-		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}},
-		Timeout:       o.timeout,
+		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}, timeout: o.timeout},
 		CheckRedirect: sameHostRedirects,
 	}
 	in.client = retryClient(hc, o)
@@ -190,10 +211,9 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	case r.status != http.StatusOK:
 		obs.ManifestInvalid = fmt.Sprintf("GET %s answered %d %s", obs.ManifestURL, r.status, http.StatusText(r.status))
 	default:
-		sum := sha256.Sum256(r.body)
-		obs.ManifestSHA256 = hex.EncodeToString(sum[:])
+		pm := p.parse(o.manifestPath, sha256.Sum256(r.body), r.body, r.header.Get("Content-Type"))
+		obs.ManifestSHA256 = pm.sum
 		obs.ManifestBytes = int64(len(r.body))
-		pm := p.parse(o.manifestPath, obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
 		if pm.invalid != "" {
 			obs.ManifestInvalid = pm.invalid
 		} else {
@@ -225,15 +245,15 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 }
 
 // parse parses manifest bytes once per distinct content.
-func (p *Prober) parse(path, sum string, body []byte, contentType string) *parsed {
+func (p *Prober) parse(path string, sum [sha256.Size]byte, body []byte, contentType string) *parsed {
 	// Identical bytes (served with the same Content-Type, which detection weighs, at the same
 	// path, which relative references resolve against) are parsed once, even when many
 	// instances answer with a new build at the same moment.
-	key := sum + "\x00" + contentType + "\x00" + path
+	key := parseKey{sum, contentType, path}
 	p.mu.Lock()
 	pm, ok := p.parsed[key]
 	if !ok {
-		pm = &parsed{}
+		pm = &parsed{sum: hex.EncodeToString(sum[:])}
 		p.parsed[key] = pm
 	}
 	p.mu.Unlock()

@@ -45,9 +45,8 @@ func (p *Prober) moreManifests(ctx context.Context, in *instance, obs *model.Obs
 			obs.ManifestInvalid = fmt.Sprintf("GET %s answered %d %s", u, r.status, http.StatusText(r.status))
 			return
 		}
-		sum := sha256.Sum256(r.body)
-		hexSum := hex.EncodeToString(sum[:])
-		pm := p.parse(path, hexSum, r.body, r.header.Get("Content-Type"))
+		pm := p.parse(path, sha256.Sum256(r.body), r.body, r.header.Get("Content-Type"))
+		hexSum := pm.sum
 		if pm.invalid != "" {
 			obs.ManifestInvalid = fmt.Sprintf("%s: %s", u, pm.invalid)
 			return
@@ -57,8 +56,8 @@ func (p *Prober) moreManifests(ctx context.Context, in *instance, obs *model.Obs
 		parts = append(parts, pm)
 	}
 	id := sha256.Sum256([]byte(ident.String()))
-	obs.ManifestSHA256 = hex.EncodeToString(id[:])
-	u := p.union(obs.ManifestSHA256, parts)
+	u := p.union(hex.EncodeToString(id[:]), parts)
+	obs.ManifestSHA256 = u.sum // one copy per combination, shared by its instances
 	limit := o.maxAssets
 	if limit <= 0 {
 		limit = manifest.DefaultMaxAssets
@@ -77,7 +76,7 @@ func (p *Prober) union(key string, parts []*parsed) *parsed {
 	p.mu.Lock()
 	u, ok := p.unions[key]
 	if !ok {
-		u = &parsed{}
+		u = &parsed{sum: key}
 		p.unions[key] = u
 	}
 	p.mu.Unlock()

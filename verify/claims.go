@@ -11,7 +11,7 @@ import (
 func (j *judge) claims() {
 	digestsKnown := j.rel.Digest != "" || len(j.rel.Digests) > 0
 	want := j.rel.Digest
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		id := o.Target.ID
 		run, hasRun := j.running[id]
 		switch {

@@ -67,7 +67,7 @@ func (j *judge) report() *model.Report {
 	default:
 		r.Verdict = model.VerdictPass
 	}
-	if n := len(j.in.Observations); n > 0 && j.answered() == 0 {
+	if n := j.count(); n > 0 && j.answered() == 0 {
 		r.Verdict = model.VerdictError
 		r.Error = fmt.Sprintf("not a single instance answered (%d probed)", n)
 	} else if c := j.in.CDN; c != nil && c.PrimaryDown != "" {
@@ -87,7 +87,7 @@ func (j *judge) report() *model.Report {
 // not answered.
 func (j *judge) answered() int {
 	n := 0
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		if o.Reached || (o.TLS != nil && o.TLS.VerifyError != "") {
 			n++
 		}

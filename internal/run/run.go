@@ -98,7 +98,7 @@ type Result struct {
 // returned with an *UnverifiableError when the run could not verify at all (its verdict is then
 // "error"); only a configuration error (*config.Error) comes without a report.
 func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, error) {
-	res, err := Run(ctx, cfg, o)
+	res, err := run(ctx, cfg, o, false)
 	return res.Report, err
 }
 
@@ -106,6 +106,12 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 // o.Targets), probe them, read their running digests, check the CDN, judge. It always returns
 // a Result; its Report is nil only with a *config.Error.
 func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
+	return run(ctx, cfg, o, true)
+}
+
+// run is Run; with keep false only the report is wanted, and the observations are never
+// expanded into a slice: the CDN check and the judge read them from their compact records.
+func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result, error) {
 	o.defaults()
 	if o.Budget == nil {
 		o.Budget = probe.NewBudget(*cfg.Probe.RetryBudget, 10)
@@ -155,8 +161,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	// and written by it.
 	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, o.Now()))
 	defer cancel()
-	if res.Observations, err = Probe(pctx, cfg, res.Targets, o); err != nil {
+	// Run keeps every stage output; Verify, which wants the report only, lets the
+	// observations stay compact and the judge read them one at a time.
+	list, err := probeCompact(pctx, cfg, res.Targets, o)
+	if err != nil {
 		return fail(err)
+	}
+	var obs verify.ObservationList = list
+	if keep {
+		res.Observations = list.All()
+		obs = observationSlice(res.Observations)
 	}
 	if o.Probed != nil {
 		o.Probed()
@@ -164,11 +178,11 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	if res.Running, err = RunningDigests(pctx, cfg, res.Targets, o); err != nil {
 		return fail(err)
 	}
-	if res.CDN, err = CheckCDN(pctx, cfg, res.Observations, o); err != nil {
+	if res.CDN, err = checkCDN(pctx, cfg, obs, o); err != nil {
 		return fail(err)
 	}
 	res.Report = verify.Judge(verify.Input{
-		Release: res.Release, Observations: res.Observations, Running: res.Running, CDN: res.CDN,
+		Release: res.Release, Observations: res.Observations, List: obs, Running: res.Running, CDN: res.CDN,
 		Compare: compare, Extra: res.Extra,
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
@@ -214,6 +228,15 @@ func discover(ctx context.Context, cfg *config.Config, awsCfg *aws.Config) ([]mo
 // evidence in its observation; the error is for misconfiguration, or for polygraph running out
 // of file descriptors all the same (an *UnverifiableError: its own fault, not the instances').
 func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) ([]model.Observation, error) {
+	list, err := probeCompact(ctx, cfg, targets, o)
+	if list == nil {
+		return nil, err
+	}
+	return list.All(), err
+}
+
+// probeCompact is Probe with the observations left compact (probe.Observations).
+func probeCompact(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) (*probe.Observations, error) {
 	o.defaults()
 	popts, err := ProbeOptions(cfg, o.Logger)
 	if err != nil {
@@ -234,7 +257,7 @@ func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Op
 	}
 	popts = append(popts, o.Probe...)
 	p := probe.New(popts...)
-	obs := p.Probe(ctx, targets)
+	obs := p.ProbeCompact(ctx, targets)
 	if p.OutOfFiles() {
 		return obs, &UnverifiableError{Reason: "probing the fleet", Err: probe.ErrNoFileDescriptors}
 	}
@@ -263,6 +286,11 @@ func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, err
 // CheckCDN looks up every asset the observations reference, once per unique URL, on the
 // primary CDN and its replicas. Without base URLs it returns nil.
 func CheckCDN(ctx context.Context, cfg *config.Config, obs []model.Observation, o Options) (*model.CDNResult, error) {
+	return checkCDN(ctx, cfg, observationSlice(obs), o)
+}
+
+// checkCDN is CheckCDN over observations given one at a time.
+func checkCDN(ctx context.Context, cfg *config.Config, obs verify.ObservationList, o Options) (*model.CDNResult, error) {
 	if len(cfg.CDN.BaseURLs) == 0 {
 		return nil, nil
 	}
@@ -307,11 +335,12 @@ func reserve(ctx context.Context, now time.Time) time.Time {
 // uniqueAssets returns every asset referenced by any observation, once per ref and expected
 // hash: instances whose manifests expect different hashes for one URL each have theirs
 // checked. Observations of the same build share one list, which is walked once.
-func uniqueAssets(obs []model.Observation) []model.Asset {
+func uniqueAssets(obs verify.ObservationList) []model.Asset {
 	seenList := map[string]bool{}
 	seen := map[model.Asset]bool{}
 	var out []model.Asset
-	for _, o := range obs {
+	for i := range obs.Len() {
+		o := obs.At(i)
 		// Equal asset sets may still expect different hashes: a list is known by its bytes.
 		key := o.ManifestSHA256 + o.AssetsSHA256
 		if len(o.Assets) == 0 || seenList[key] {
@@ -327,6 +356,12 @@ func uniqueAssets(obs []model.Observation) []model.Asset {
 	}
 	return out
 }
+
+// observationSlice gives the observations of a slice one at a time.
+type observationSlice []model.Observation
+
+func (s observationSlice) Len() int                   { return len(s) }
+func (s observationSlice) At(i int) model.Observation { return s[i] }
 
 // Sources builds the static fleet source the config names (AWSSources builds the others).
 func Sources(cfg *config.Config) ([]fleet.Source, error) {
