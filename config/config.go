@@ -45,6 +45,8 @@ type StaticInstance struct {
 	ID      string            `yaml:"id"`
 	Address string            `yaml:"address"`
 	Labels  map[string]string `yaml:"labels"`
+	// Line is where the entry stands in the config file (0 when built in code).
+	Line int `yaml:"-"`
 }
 
 // EC2 discovers instances with DescribeInstances.
@@ -92,9 +94,12 @@ type RuntimeTLS struct {
 
 // Manifest locates and parses the static-asset manifest.
 type Manifest struct {
-	Path        string `yaml:"path"`
-	Format      string `yaml:"format"`
-	AssetPrefix string `yaml:"asset_prefix"`
+	Path string `yaml:"path"`
+	// Paths are several manifest paths per instance, instead of Path: each is fetched and
+	// compared, their assets unioned.
+	Paths       []string `yaml:"paths"`
+	Format      string   `yaml:"format"`
+	AssetPrefix string   `yaml:"asset_prefix"`
 	// MaxAssets is the most asset references a manifest may hold (default 100000).
 	MaxAssets int `yaml:"max_assets"`
 }

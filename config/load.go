@@ -60,39 +60,118 @@ func Load(path string) (*Config, error) {
 // Parse decodes, defaults and validates config bytes; name is used in errors and dir is where
 // relative paths resolve.
 func Parse(data []byte, name, dir string) (*Config, error) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil && err != io.EOF {
-		return nil, yamlError(name, err)
-	}
-	if root.Kind != 0 {
-		// One file, one configuration: a second document would be silently ignored.
-		var next yaml.Node
-		if err := dec.Decode(&next); err == nil {
-			return nil, &Error{File: name, Line: docLine(&next), Msg: "a second YAML document starts here; a config file holds one document"}
-		} else if err != io.EOF {
-			return nil, yamlError(name, err)
-		}
-		if err := checkAliases(name, &root); err != nil {
-			return nil, err
-		}
-	}
-	c := &Config{File: name, Dir: dir}
-	if root.Kind != 0 {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil && err != io.EOF {
-			return nil, yamlError(name, err)
-		}
+	c, root, err := decode(data, name)
+	if err != nil {
+		return nil, err
 	}
 	c.File, c.Dir = name, dir
-	v := &validator{cfg: c, root: &root}
+	v := &validator{cfg: c, root: root}
 	c.setDefaults()
 	v.validate()
 	if v.err != nil {
 		return nil, v.err
 	}
 	return c, nil
+}
+
+// decode decodes the document strictly and returns it with its node tree (for the lines of
+// validation errors). A long fleet.static list is decoded apart, in chunks (see splitStatic);
+// the tree then holds the rest of the document.
+func decode(data []byte, name string) (*Config, *yaml.Node, error) {
+	if l, ok := splitStatic(data); ok {
+		if static, ok := decodeStatic(data, l); ok {
+			c, root, err := decodeDocument(blankStatic(data, l), name)
+			if err == nil && nullAt(root, l.keyLine+1, "fleet", "static") {
+				c.Fleet.Static = static
+				return c, root, nil
+			}
+		}
+	}
+	c, root, err := decodeDocument(data, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if seq := nodeAt(root, "fleet", "static"); seq != nil && seq.Kind == yaml.SequenceNode && len(seq.Content) == len(c.Fleet.Static) {
+		for i, n := range seq.Content {
+			c.Fleet.Static[i].Line = n.Line
+		}
+	}
+	return c, root, nil
+}
+
+// decodeDocument decodes data into a Config, rejecting unknown keys, and returns the node tree
+// too.
+func decodeDocument(data []byte, name string) (*Config, *yaml.Node, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
+		return nil, nil, yamlError(name, err)
+	}
+	if root.Kind != 0 {
+		// One file, one configuration: a second document would be silently ignored.
+		var next yaml.Node
+		if err := dec.Decode(&next); err == nil {
+			return nil, nil, &Error{File: name, Line: docLine(&next), Msg: "a second YAML document starts here; a config file holds one document"}
+		} else if err != io.EOF {
+			return nil, nil, yamlError(name, err)
+		}
+		if err := checkAliases(name, &root); err != nil {
+			return nil, nil, err
+		}
+	}
+	c := &Config{}
+	if root.Kind != 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil && err != io.EOF {
+			return nil, nil, yamlError(name, err)
+		}
+	}
+	return c, &root, nil
+}
+
+// nodeAt returns the value under a path of mapping keys, or nil.
+func nodeAt(root *yaml.Node, keys ...string) *yaml.Node {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, k := range keys {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return n
+}
+
+// nullAt reports whether the value under keys is null and its key stands on line (1-based).
+func nullAt(root *yaml.Node, line int, keys ...string) bool {
+	parent := nodeAt(root, keys[:len(keys)-1]...)
+	if parent == nil || parent.Kind != yaml.MappingNode {
+		return false
+	}
+	found := 0
+	for i := 0; i+1 < len(parent.Content); i += 2 {
+		k, v := parent.Content[i], parent.Content[i+1]
+		if k.Value != keys[len(keys)-1] {
+			continue
+		}
+		found++
+		if k.Line != line || v.Kind != yaml.ScalarNode || v.Tag != "!!null" {
+			return false
+		}
+	}
+	return found == 1
 }
 
 var (

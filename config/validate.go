@@ -43,7 +43,7 @@ func (c *Config) setDefaults() {
 	if p.Scheme == "" {
 		p.Scheme = "http"
 	}
-	if p.Manifest.Path == "" {
+	if p.Manifest.Path == "" && len(p.Manifest.Paths) == 0 {
 		p.Manifest.Path = DefaultManifestPath
 	}
 	if p.Manifest.MaxAssets == 0 {
@@ -147,10 +147,15 @@ type validator struct {
 
 // fail records the first error, at the line of the key path ("probe.scheme", "fleet.static.2").
 func (v *validator) fail(path, format string, args ...any) {
+	v.failAt(v.line(path), format, args...)
+}
+
+// failAt records the first error, at a line known already.
+func (v *validator) failAt(line int, format string, args ...any) {
 	if v.err != nil {
 		return
 	}
-	v.err = &Error{File: v.cfg.File, Line: v.line(path), Msg: fmt.Sprintf(format, args...)}
+	v.err = &Error{File: v.cfg.File, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // line finds the line of a dotted key path in the document (list items by index), falling
@@ -212,8 +217,10 @@ func (v *validator) validate() {
 	if c.Probe.Digest.Source != "" {
 		v.oneOf("probe.digest.source", c.Probe.Digest.Source, DigestSources)
 	}
-	if !strings.HasPrefix(c.Probe.Manifest.Path, "/") {
-		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", c.Probe.Manifest.Path)
+	if m := c.Probe.Manifest; len(m.Paths) > 0 {
+		v.manifestPaths(m)
+	} else if !strings.HasPrefix(m.Path, "/") {
+		v.fail("probe.manifest.path", "probe.manifest.path must start with /, got %q", m.Path)
 	}
 	if c.Probe.Host != "" && (strings.ContainsAny(c.Probe.Host, "/ @") || hasControl(c.Probe.Host) || strings.Contains(c.Probe.Host, "://")) {
 		v.fail("probe.host", "probe.host must be a host name (no scheme or path), got %q", c.Probe.Host)
@@ -252,7 +259,7 @@ func (v *validator) validate() {
 	}
 	for i, g := range c.CDN.Exclude {
 		if err := checkGlob(g, true); err != "" {
-			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q %s", g, err)
+			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q: %s", g, err)
 		}
 	}
 	if c.Hook.Concurrency < 1 {
@@ -285,25 +292,28 @@ func (v *validator) validate() {
 	}
 	seen := map[string]int{}
 	for i, s := range c.Fleet.Static {
-		path := fmt.Sprintf("fleet.static.%d", i)
+		line := s.Line
+		if line == 0 {
+			line = v.line(fmt.Sprintf("fleet.static.%d", i))
+		}
 		if s.Address == "" {
-			v.fail(path, "fleet.static entry %d has no address", i+1)
+			v.failAt(line, "fleet.static entry %d has no address", i+1)
 			continue
 		}
 		host, port, err := net.SplitHostPort(s.Address)
 		if err != nil || host == "" {
-			v.fail(path, "fleet.static entry %d: address %q must be host:port", i+1, s.Address)
+			v.failAt(line, "fleet.static entry %d: address %q must be host:port", i+1, s.Address)
 			continue
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			v.fail(path, "fleet.static entry %d: invalid port in %q", i+1, s.Address)
+			v.failAt(line, "fleet.static entry %d: invalid port in %q", i+1, s.Address)
 		}
 		id := s.ID
 		if id == "" {
 			id = s.Address
 		}
 		if j, dup := seen[id]; dup {
-			v.fail(path, "fleet.static entry %d: id %q repeats entry %d", i+1, id, j+1)
+			v.failAt(line, "fleet.static entry %d: id %q repeats entry %d", i+1, id, j+1)
 		}
 		seen[id] = i
 	}
@@ -332,7 +342,7 @@ func (v *validator) validate() {
 	v.registry()
 	for i, g := range c.Policy.Exclude {
 		if err := checkGlob(g, false); err != "" {
-			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude: glob %q %s", g, err)
+			v.fail(fmt.Sprintf("policy.exclude.%d", i), "policy.exclude entry %q: %s", g, err)
 		}
 	}
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
@@ -375,11 +385,38 @@ func checkGlob(g string, rooted bool) string {
 			continue
 		}
 		if strings.Contains(seg, "**") {
-			return "uses ** inside a segment: ** must be a whole path segment (/**/)"
+			return "** must be a whole path segment (/**/)"
 		}
 		if _, err := path.Match(seg, ""); err != nil {
-			return "does not parse: " + err.Error()
+			return "not a valid glob: " + err.Error()
 		}
 	}
 	return ""
+}
+
+// manifestPaths validates probe.manifest.paths: root-relative, distinct, not with path; the
+// release is then judged by consensus, since a record or manifest_file holds one manifest.
+func (v *validator) manifestPaths(m Manifest) {
+	c := v.cfg
+	if m.Path != "" {
+		v.fail("probe.manifest.paths", "probe.manifest.path and probe.manifest.paths are exclusive: list every path under paths")
+	}
+	seen := map[string]bool{}
+	for i, p := range m.Paths {
+		at := fmt.Sprintf("probe.manifest.paths.%d", i)
+		switch {
+		case !strings.HasPrefix(p, "/"):
+			v.fail(at, "probe.manifest.paths entry %d must start with /, got %q", i+1, p)
+		case seen[p]:
+			v.fail(at, "probe.manifest.paths entry %d repeats %q", i+1, p)
+		}
+		seen[p] = true
+	}
+	if len(m.Paths) > 1 && (c.Release.ManifestFile != "" || c.Release.Record != "") {
+		key := "release.manifest_file"
+		if c.Release.Record != "" {
+			key = "release.record"
+		}
+		v.fail(key, "%s holds one manifest, and probe.manifest.paths lists %d: omit it, and each path is judged by the fleet's consensus", key, len(m.Paths))
+	}
 }

@@ -228,3 +228,51 @@ func TestDiscoverKeepsUnreachableTargetsApart(t *testing.T) {
 		t.Fatalf("got %+v, %v: targets without an address are not one target", got, err)
 	}
 }
+
+func TestInstancesByID(t *testing.T) {
+	f, c, _ := fakeAWS(t)
+	f.EC2.Add(inst("i-0000000000000001", "127.0.1.1", "web", "running"), inst("i-0000000000000002", "127.0.1.2", "web", "pending"))
+	got, err := Instances(context.Background(), c, []string{"i-0000000000000002", "i-00000000000000aa", "i-0000000000000001"}, EC2Options{Region: "us-east-1", Port: 8080})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Address != "127.0.1.2:8080" || got[2].Address != "127.0.1.1:8080" || got[0].Labels["asg"] != "web" {
+		t.Fatalf("%+v", got)
+	}
+	if got[1].ID != "i-00000000000000aa" || !strings.Contains(got[1].Unreachable, "unknown to DescribeInstances in us-east-1") {
+		t.Errorf("unknown instance: %+v", got[1])
+	}
+	calls := f.Calls("DescribeInstances")
+	if len(calls) != 2 || calls[0].Params.Get("InstanceId.2") != "i-00000000000000aa" || calls[1].Params.Get("InstanceId.2") != "i-0000000000000001" {
+		t.Errorf("want one call with all three IDs, then one without the unknown: %+v", calls)
+	}
+}
+
+func TestTargetGroupThrottlingIsRetriedBySDK(t *testing.T) {
+	f, ec2c, elbc := fakeAWS(t)
+	f.ELBv2.Add(awsfake.TargetGroup{ARN: arnPrefix + "ip/1", Type: "ip", Targets: []awsfake.RegisteredTarget{{ID: "127.0.1.9", Port: 80, Health: "healthy"}}})
+	f.Fail("DescribeTargetHealth", "Throttling", "Rate exceeded", 1)
+	got, err := NewTargetGroups(elbc, ec2c, TargetGroupsOptions{ARNs: []string{arnPrefix + "ip/1"}}).Targets(context.Background())
+	if err != nil || len(got) != 1 || got[0].ID != "127.0.1.9:80" {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	if n := len(f.Calls("DescribeTargetHealth")); n != 2 {
+		t.Errorf("%d calls, want the throttled one and its retry", n)
+	}
+}
+
+// Throttling without end is retried within the deadline, never beyond it.
+func TestThrottlingStopsAtTheDeadline(t *testing.T) {
+	f, c, _ := fakeAWS(t)
+	f.Fail("DescribeInstances", "RequestLimitExceeded", "Request limit exceeded.", 1000)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := NewEC2(c, EC2Options{Region: "us-east-1", Port: 80}).Targets(ctx)
+	if err == nil || !strings.Contains(err.Error(), "ec2:DescribeInstances") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("returned after %v, past a 300ms deadline", d)
+	}
+}

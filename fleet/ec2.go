@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -140,21 +139,86 @@ func instanceTarget(inst types.Instance, kind string, port int, digestTag string
 	return t
 }
 
-var hexDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
-// tagDigest reads a digest claim from a tag value in canonical form (sha256: and lower-case
-// hex, whether the tag holds repo@sha256:..., bare hex or upper case). A value that is no
-// digest is no claim.
+// tagDigest reads a digest claim from a tag value in canonical form (model.CanonicalDigest).
+// A value that is no digest is no claim.
 func tagDigest(v string) string {
-	d := strings.ToLower(strings.TrimSpace(v))
-	if i := strings.LastIndex(d, "@"); i >= 0 {
-		d = d[i+1:]
-	}
-	if len(d) == 64 && !strings.Contains(d, ":") {
-		d = "sha256:" + d
-	}
-	if !hexDigest.MatchString(d) {
-		return ""
-	}
+	d, _ := model.CanonicalDigest(v)
 	return d
+}
+
+// instanceBatch is how many instance IDs one DescribeInstances call asks about.
+const instanceBatch = 200
+
+var instanceIDs = regexp.MustCompile(`\bi-[0-9a-f]{8,17}\b`)
+
+// Instances looks instances up by ID (the lifecycle hook's one instance, say) and returns one
+// target per ID, in order, addressed per o.Address and o.Port and labelled like the EC2
+// source's. An ID EC2 does not know (terminated and gone) is a target with Unreachable set.
+// o's AutoScalingGroups and Filters do not apply.
+func Instances(ctx context.Context, client ec2.DescribeInstancesAPIClient, ids []string, o EC2Options) ([]model.Target, error) {
+	if o.Address == "" {
+		o.Address = "private_ip"
+	}
+	found, err := lookup(ctx, client, ids, o.Region)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.Target, 0, len(ids))
+	for _, id := range ids {
+		inst, ok := found[id]
+		if !ok {
+			out = append(out, model.Target{ID: id, Source: "ec2", Labels: map[string]string{},
+				Unreachable: fmt.Sprintf("instance %s is unknown to DescribeInstances in %s (terminated?)", id, o.Region)})
+			continue
+		}
+		out = append(out, instanceTarget(inst, o.Address, o.Port, o.DigestTag))
+	}
+	return out, nil
+}
+
+// lookup describes instances by ID, in batches, every page. IDs DescribeInstances names as
+// unknown (InvalidInstanceID.NotFound fails the whole call) are left out and the call is
+// repeated without them; they are absent from the answer.
+func lookup(ctx context.Context, client ec2.DescribeInstancesAPIClient, ids []string, region string) (map[string]types.Instance, error) {
+	out := map[string]types.Instance{}
+	for start := 0; start < len(ids); start += instanceBatch {
+		batch := ids[start:min(start+instanceBatch, len(ids))]
+		for len(batch) > 0 {
+			err := describeIDs(ctx, client, batch, out)
+			if err == nil {
+				break
+			}
+			if awsconf.Code(err) != "InvalidInstanceID.NotFound" {
+				return nil, awsconf.Wrap(err, region)
+			}
+			gone := instanceIDs.FindAllString(err.Error(), -1)
+			var left []string
+			for _, id := range batch {
+				if !slices.Contains(gone, id) {
+					left = append(left, id)
+				}
+			}
+			if len(left) == len(batch) {
+				return nil, awsconf.Wrap(err, region)
+			}
+			batch = left
+		}
+	}
+	return out, nil
+}
+
+func describeIDs(ctx context.Context, client ec2.DescribeInstancesAPIClient, ids []string, into map[string]types.Instance) error {
+	p := ec2.NewDescribeInstancesPaginator(client, &ec2.DescribeInstancesInput{InstanceIds: ids})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range page.Reservations {
+			for _, inst := range r.Instances {
+				into[aws.ToString(inst.InstanceId)] = inst
+			}
+		}
+	}
+	return nil
 }

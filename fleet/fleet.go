@@ -21,25 +21,33 @@ type Source interface {
 // source to name an address wins; later ones add labels it lacks). A target without an
 // address (one that cannot be dialed) is de-duplicated by its ID instead.
 func Discover(ctx context.Context, sources ...Source) ([]model.Target, error) {
-	var out []model.Target
-	byAddr := map[string]int{}
-	for _, s := range sources {
+	// Every source is listed first, so the merged list and its index are allocated once at
+	// their final size: a fleet of thousands is not copied again and again as it grows.
+	lists := make([][]model.Target, len(sources))
+	total := 0
+	for i, s := range sources {
 		ts, err := s.Targets(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s instances: %w", s.Name(), err)
 		}
+		lists[i] = ts
+		total += len(ts)
+	}
+	out := make([]model.Target, 0, total)
+	byAddr := make(map[string]int, total)
+	for i, ts := range lists {
 		for _, t := range ts {
 			key := t.Address
 			if key == "" {
 				key = "id:" + t.ID
 			}
-			if i, dup := byAddr[key]; dup {
+			if j, dup := byAddr[key]; dup {
 				for k, v := range t.Labels {
-					if _, ok := out[i].Labels[k]; !ok {
-						if out[i].Labels == nil {
-							out[i].Labels = map[string]string{}
+					if _, ok := out[j].Labels[k]; !ok {
+						if out[j].Labels == nil {
+							out[j].Labels = map[string]string{}
 						}
-						out[i].Labels[k] = v
+						out[j].Labels[k] = v
 					}
 				}
 				continue
@@ -47,6 +55,7 @@ func Discover(ctx context.Context, sources ...Source) ([]model.Target, error) {
 			byAddr[key] = len(out)
 			out = append(out, t)
 		}
+		lists[i] = nil // merged: the source's copy can go
 	}
 	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -55,9 +54,6 @@ func NewTargetGroups(elbc ELBv2API, ec2c ec2.DescribeInstancesAPIClient, o Targe
 
 // Name returns "target_groups".
 func (*TargetGroups) Name() string { return "target_groups" }
-
-// instanceBatch is how many instance IDs one DescribeInstances call asks about.
-const instanceBatch = 200
 
 // registered is one target of one or more groups, before instances are looked up.
 type registered struct {
@@ -198,10 +194,7 @@ type elbTargetGroup struct {
 	Port           *int32
 }
 
-var instanceIDs = regexp.MustCompile(`\bi-[0-9a-f]{8,17}\b`)
-
-// instances describes the instances behind instance targets, in batches, every page. IDs
-// DescribeInstances names as unknown are left out and retried without.
+// instances describes the instances behind instance targets.
 func (g *TargetGroups) instances(ctx context.Context, regs []*registered) (map[string]ec2types.Instance, error) {
 	var ids []string
 	seen := map[string]bool{}
@@ -211,47 +204,7 @@ func (g *TargetGroups) instances(ctx context.Context, regs []*registered) (map[s
 			ids = append(ids, r.id)
 		}
 	}
-	out := map[string]ec2types.Instance{}
-	for start := 0; start < len(ids); start += instanceBatch {
-		batch := ids[start:min(start+instanceBatch, len(ids))]
-		for len(batch) > 0 {
-			err := g.describe(ctx, batch, out)
-			if err == nil {
-				break
-			}
-			if awsconf.Code(err) != "InvalidInstanceID.NotFound" {
-				return nil, awsconf.Wrap(err, g.o.Region)
-			}
-			gone := instanceIDs.FindAllString(err.Error(), -1)
-			left := batch[:0:0]
-			for _, id := range batch {
-				if !contains(gone, id) {
-					left = append(left, id)
-				}
-			}
-			if len(left) == len(batch) {
-				return nil, awsconf.Wrap(err, g.o.Region)
-			}
-			batch = left
-		}
-	}
-	return out, nil
-}
-
-func (g *TargetGroups) describe(ctx context.Context, ids []string, into map[string]ec2types.Instance) error {
-	p := ec2.NewDescribeInstancesPaginator(g.ec2, &ec2.DescribeInstancesInput{InstanceIds: ids})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range page.Reservations {
-			for _, inst := range r.Instances {
-				into[aws.ToString(inst.InstanceId)] = inst
-			}
-		}
-	}
-	return nil
+	return lookup(ctx, g.ec2, ids, g.o.Region)
 }
 
 // groupName is the name part of arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID.
@@ -262,13 +215,4 @@ func groupName(arn string) string {
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	return name
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -84,6 +84,9 @@ type CDNResult struct {
 	// IntegrityChecked is the number of unique assets whose bytes were checked against every
 	// hash their manifests carry.
 	IntegrityChecked int
+	// NotChecked lists the refs no origin was asked for before the run ended (its deadline, a
+	// signal); they are counted in Unchecked and have no entry in Checks.
+	NotChecked []string
 	// PrimaryDown is set when the primary origin gave no HTTP response at all to any request
 	// (refused, reset or timed out every time): the CDN could not be checked.
 	PrimaryDown string

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +28,7 @@ type CDN struct {
 	hosts    map[string]*cdnHost
 	large    chan struct{}
 	requests atomic.Int64
+	fds      fdWatch
 }
 
 // integrityBodies is how many asset bodies over smallBody the CDN check may hold at once.
@@ -64,7 +64,7 @@ func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 		}
 		tr := &http.Transport{
 			Proxy:                  http.ProxyFromEnvironment, // the CDN is public; corporate proxies apply
-			DialContext:            o.dial,
+			DialContext:            c.fds.dial(o.dial),
 			MaxIdleConns:           o.concurrency,
 			MaxIdleConnsPerHost:    o.concurrency,
 			MaxResponseHeaderBytes: maxHeaderBytes,
@@ -90,17 +90,9 @@ func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 	return c, nil
 }
 
-// redirects follows a CDN redirect only when its target resolves onto a base URL of the same
-// origin; otherwise the 3xx answer is the response (and the asset unchecked).
-func (c *CDN) redirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 5 || hostKey(req.URL) != hostKey(via[0].URL) {
-		return http.ErrUseLastResponse
-	}
-	if _, reason := c.Resolve(req.URL.String()); reason != "" {
-		return http.ErrUseLastResponse
-	}
-	return nil
-}
+// OutOfFiles reports whether a dial failed because polygraph ran out of file descriptors
+// (ErrNoFileDescriptors): the unchecked assets of such a run are a local limit's doing.
+func (c *CDN) OutOfFiles() bool { return c.fds.hit.Load() }
 
 // Requests returns the number of HTTP requests sent to CDN origins so far.
 func (c *CDN) Requests() int { return int(c.requests.Load()) }
@@ -110,84 +102,6 @@ func (c *CDN) Close() {
 	for _, h := range c.hosts {
 		h.tr.CloseIdleConnections()
 	}
-}
-
-// Resolve maps an asset ref to its URL on every base (primary first). A root-relative ref is
-// appended to each base's path; an absolute URL is accepted only when it lies under a base.
-// Anything else is refused with a reason, before any request is made: other hosts (including
-// look-alikes such as "cdn.example.com.evil" and userinfo tricks such as
-// "https://cdn.example.com@evil/"), other schemes (data:, file:, javascript:), protocol-relative
-// refs to other hosts, and paths that are not clean once percent-decoded (".." and "."
-// segments, "%2e%2e", encoded or literal slashes and backslashes that would escape the base
-// path, control characters).
-func (c *CDN) Resolve(ref string) ([]string, string) {
-	if len(c.bases) == 0 {
-		return nil, "no cdn.base_urls configured"
-	}
-	if strings.ContainsAny(ref, "\\\x00\r\n\t") {
-		return nil, "backslash or control character in reference"
-	}
-	var rel string
-	switch {
-	case strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "//"):
-		rel = strings.TrimPrefix(ref, "/")
-	default:
-		u, err := url.Parse(ref)
-		if err != nil {
-			return nil, "unparseable URL"
-		}
-		if u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https" && !(u.Scheme == "" && strings.HasPrefix(ref, "//"))) {
-			return nil, "scheme is not http(s)"
-		}
-		if u.Scheme == "" {
-			u.Scheme = c.bases[0].Scheme
-		}
-		if u.User != nil || strings.Contains(u.Host, "@") {
-			return nil, "userinfo in URL"
-		}
-		for _, b := range c.bases {
-			if u.Scheme == b.Scheme && strings.EqualFold(u.Host, b.Host) && strings.HasPrefix(u.EscapedPath(), b.EscapedPath()) {
-				rel = strings.TrimPrefix(u.EscapedPath(), b.EscapedPath())
-				if u.RawQuery != "" {
-					rel += "?" + u.RawQuery
-				}
-				break
-			}
-		}
-		if rel == "" {
-			return nil, "outside the configured CDN base URLs"
-		}
-	}
-	p := rel
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
-	}
-	if p == "" || strings.HasSuffix(p, "/") {
-		return nil, "directory, not a file"
-	}
-	decoded, err := url.PathUnescape(p)
-	if err != nil {
-		return nil, "bad percent-encoding in path"
-	}
-	if strings.ContainsAny(decoded, "\\") || strings.IndexFunc(decoded, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
-		return nil, "backslash or control character in path"
-	}
-	if clean := path.Clean("/" + p); clean != "/"+p {
-		return nil, "path is not clean (.., ., //)"
-	}
-	if clean := path.Clean("/" + decoded); clean != "/"+decoded || strings.Count(decoded, "/") != strings.Count(p, "/") {
-		return nil, "path escapes the base once percent-decoded (%2e%2e, %2f)"
-	}
-	urls := make([]string, len(c.bases))
-	for i, b := range c.bases {
-		full := b.Scheme + "://" + b.Host + b.EscapedPath() + rel
-		u, err := url.Parse(full)
-		if err != nil || u.Host != b.Host || u.Scheme != b.Scheme || u.User != nil || !strings.HasPrefix(u.EscapedPath(), b.EscapedPath()) {
-			return nil, "does not stay under the CDN base URL"
-		}
-		urls[i] = full
-	}
-	return urls, ""
 }
 
 // cdnJob is one request: asset idx on origin slot (0 primary, 1.. replicas).
@@ -212,7 +126,18 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	res := &model.CDNResult{Checks: map[string]*model.AssetCheck{}}
 	todo := make([]cdnAsset, 0, len(assets))
 	seen := make(map[string]int32, len(assets))
-	for _, a := range assets {
+	for n, a := range assets {
+		if n%1024 == 0 && ctx.Err() != nil {
+			// The run ended before the check began: what is left is listed, never resolved.
+			for _, a := range assets[n:] {
+				if _, done := seen[a.Ref]; !done {
+					seen[a.Ref] = -1
+					res.NotChecked = append(res.NotChecked, a.Ref)
+				}
+			}
+			res.Unchecked += len(res.NotChecked)
+			break
+		}
 		if i, done := seen[a.Ref]; done {
 			if i >= 0 && a.Integrity != "" && !slices.Contains(todo[i].integrities, a.Integrity) {
 				todo[i].integrities = append(todo[i].integrities, a.Integrity)
@@ -299,11 +224,18 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 		}()
 	}
 	wg.Wait()
-	res.Checked = len(todo)
+	res.Checked = len(todo) + len(res.NotChecked)
 	res.IntegrityChecked = int(verified.Load())
 	primaryAnswered, firstErr := false, ""
 	for i, a := range todo {
 		mine := answers[i*origins : (i+1)*origins]
+		if ctx.Err() != nil && notAsked(mine) {
+			// Never asked before the run ended: counted and listed, without building a check
+			// (and a finding) per asset, so a run cut short ends promptly however many there are.
+			res.Unchecked++
+			res.NotChecked = append(res.NotChecked, a.ref)
+			continue
+		}
 		ac := model.AssetCheck{Ref: a.ref, Primary: mine[0], Replicas: mine[1:], Integrity: integrity[int32(i)]}
 		if ac.Primary.Status != 0 {
 			primaryAnswered = true
@@ -325,9 +257,10 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 			res.Checks[a.ref] = &ac
 		}
 	}
-	if len(todo) > 0 && !primaryAnswered && firstErr != "" {
+	if len(todo) > 0 && !primaryAnswered && firstErr != "" && !errors.Is(ctx.Err(), context.Canceled) {
 		// Not one HTTP response from the primary: the CDN could not be checked at all, which
-		// is no finding about any asset but a run that could not verify.
+		// is no finding about any asset but a run that could not verify. A run cancelled (a
+		// signal) says nothing about the CDN.
 		res.PrimaryDown = fmt.Sprintf("the primary CDN %s gave no HTTP response to any of %d asset request(s) (first: %s)",
 			c.bases[0].Redacted(), len(todo), firstErr)
 	}
@@ -335,7 +268,15 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 	return res
 }
 
-func hostKey(u *url.URL) string { return u.Scheme + "://" + u.Host }
+// notAsked reports whether no origin was asked for an asset.
+func notAsked(answers []model.OriginCheck) bool {
+	for _, oc := range answers {
+		if oc.State != "" {
+			return false
+		}
+	}
+	return true
+}
 
 // combine decides an asset's state from its origins' answers.
 func combine(ac *model.AssetCheck) model.AssetState {

@@ -21,13 +21,26 @@ import (
 type Prober struct {
 	o        options
 	requests atomic.Int64
+	fds      fdWatch
 	large    chan struct{} // large-body slots, see smallBody
 
 	mu     sync.Mutex
-	parsed map[string]*parsed // by manifest sha256 and Content-Type: identical bytes are parsed once
+	parsed map[parseKey]*parsed // identical bytes are parsed once
+	unions map[string]*parsed   // by the manifests' keys, for probe.manifest.paths
 }
 
+// parseKey identifies a manifest by its bytes, the Content-Type it was served with (which
+// format detection weighs) and its path (which relative references resolve against).
+type parseKey struct {
+	sum         [sha256.Size]byte
+	contentType string
+	path        string
+}
+
+// parsed is one distinct manifest, shared by every instance that serves it: its hex digest
+// too, so 10,000 instances of one build hold one copy of it.
 type parsed struct {
+	sum        string
 	once       sync.Once
 	format     string
 	assets     []model.Asset
@@ -41,19 +54,29 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
 // every redirect hop, including those whose connection failed.
 func (p *Prober) Requests() int { return int(p.requests.Load()) }
 
+// OutOfFiles reports whether a dial failed because polygraph ran out of file descriptors
+// (ErrNoFileDescriptors): the observations of such a run blame instances for a local limit.
+func (p *Prober) OutOfFiles() bool { return p.fds.hit.Load() }
+
 // Probe probes every target, at most the configured concurrency at once, and returns one
 // observation per target in the targets' order. Failing to reach a target is recorded in its
 // observation. When ctx ends, targets not yet probed are recorded as unreachable, and Probe
 // returns promptly: every request, dial, handshake and body read is bound to ctx.
 func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Observation {
-	obs := make([]model.Observation, len(targets))
+	return p.ProbeCompact(ctx, targets).All()
+}
+
+// ProbeCompact is Probe with the observations left as compact records (see Observations), for
+// a caller that reads each observation as it needs it rather than holding them all.
+func (p *Prober) ProbeCompact(ctx context.Context, targets []model.Target) *Observations {
+	recs := newRecords(&p.o, len(targets))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(p.o.concurrency, len(targets)) {
@@ -61,27 +84,28 @@ func (p *Prober) Probe(ctx context.Context, targets []model.Target) []model.Obse
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				obs[i] = p.probe(ctx, targets[i])
+				o := p.probe(ctx, targets[i])
 				if p.o.onDone != nil {
-					p.o.onDone(obs[i])
+					p.o.onDone(o)
 				}
+				recs.put(i, o)
 			}
 		}()
 	}
 	for i := range targets {
 		if ctx.Err() != nil {
-			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+			recs.put(i, model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)})
 			continue
 		}
 		select {
 		case work <- i:
 		case <-ctx.Done():
-			obs[i] = model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)}
+			recs.put(i, model.Observation{Target: targets[i], Error: "not probed: " + deadlineWords(ctx)})
 		}
 	}
 	close(work)
 	wg.Wait()
-	return obs
+	return &Observations{recs: recs, targets: targets}
 }
 
 // instance is one instance's HTTP session: its own transport, so its connection is reused for
@@ -112,7 +136,7 @@ func (p *Prober) newInstance(t model.Target) *instance {
 	in := &instance{p: p, t: t, bodies: map[string]*response{}}
 	tr := &http.Transport{
 		Proxy:                  nil, // instances are dialled directly, never through a proxy
-		DialContext:            o.dial,
+		DialContext:            p.fds.dial(o.dial),
 		MaxIdleConns:           1,
 		MaxIdleConnsPerHost:    1,
 		MaxResponseHeaderBytes: maxHeaderBytes,
@@ -127,9 +151,12 @@ func (p *Prober) newInstance(t model.Target) *instance {
 		tr.TLSClientConfig = in.tlsConfig()
 	}
 	in.tr = tr
+	// The per-request timeout is the transport's (see countingTransport), as for the CDN:
+	// http.Client.Timeout would keep two more goroutines alive for every request in flight
+	// (its deadline timer and the legacy Request.Cancel watcher), about 2 MB of stacks at a
+	// concurrency of 128.
 	hc := &http.Client{
-		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}},
-		Timeout:       o.timeout,
+		Transport:     &countingTransport{next: tr, counters: []*atomic.Int64{&p.requests, &in.requests}, timeout: o.timeout},
 		CheckRedirect: sameHostRedirects,
 	}
 	in.client = retryClient(hc, o)
@@ -184,14 +211,16 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	case r.status != http.StatusOK:
 		obs.ManifestInvalid = fmt.Sprintf("GET %s answered %d %s", obs.ManifestURL, r.status, http.StatusText(r.status))
 	default:
-		sum := sha256.Sum256(r.body)
-		obs.ManifestSHA256 = hex.EncodeToString(sum[:])
+		pm := p.parse(o.manifestPath, sha256.Sum256(r.body), r.body, r.header.Get("Content-Type"))
+		obs.ManifestSHA256 = pm.sum
 		obs.ManifestBytes = int64(len(r.body))
-		pm := p.parse(obs.ManifestSHA256, r.body, r.header.Get("Content-Type"))
 		if pm.invalid != "" {
 			obs.ManifestInvalid = pm.invalid
 		} else {
 			obs.ManifestFormat, obs.Assets, obs.AssetsSHA256, obs.SkippedAssets = pm.format, pm.assets, pm.assetsHash, pm.skipped
+			if len(o.morePaths) > 0 {
+				p.moreManifests(ctx, in, &obs, pm)
+			}
 		}
 	}
 	obs.ReportedVersion, obs.VersionError = in.claim(ctx, o.version, r)
@@ -216,21 +245,22 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 }
 
 // parse parses manifest bytes once per distinct content.
-func (p *Prober) parse(sum string, body []byte, contentType string) *parsed {
-	// Identical bytes (served with the same Content-Type, which detection weighs) are parsed
-	// once, even when many instances answer with a new build at the same moment.
-	key := sum + "\x00" + contentType
+func (p *Prober) parse(path string, sum [sha256.Size]byte, body []byte, contentType string) *parsed {
+	// Identical bytes (served with the same Content-Type, which detection weighs, at the same
+	// path, which relative references resolve against) are parsed once, even when many
+	// instances answer with a new build at the same moment.
+	key := parseKey{sum, contentType, path}
 	p.mu.Lock()
 	pm, ok := p.parsed[key]
 	if !ok {
-		pm = &parsed{}
+		pm = &parsed{sum: hex.EncodeToString(sum[:])}
 		p.parsed[key] = pm
 	}
 	p.mu.Unlock()
 	pm.once.Do(func() {
 		o := &p.o
 		m, err := manifest.Parse(manifest.Format(o.format), body, manifest.Options{
-			Path: o.manifestPath, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
+			Path: path, AssetPrefix: o.assetPrefix, ContentType: contentType, SourceMaps: o.sourceMaps, MaxAssets: o.maxAssets,
 		})
 		if err != nil {
 			pm.invalid = err.Error()

@@ -35,6 +35,7 @@ type options struct {
 	scheme        string
 	host          string
 	manifestPath  string
+	morePaths     []string // probe.manifest.paths after the first
 	format        string
 	assetPrefix   string
 	sourceMaps    bool
@@ -89,6 +90,18 @@ func WithHost(h string) Option { return func(o *options) { o.host = h } }
 // "/asset-manifest.json", "auto" and the format's conventional prefix.
 func WithManifest(path, format, assetPrefix string) Option {
 	return func(o *options) { o.manifestPath, o.format, o.assetPrefix = path, format, assetPrefix }
+}
+
+// WithManifestPaths sets several manifest URL paths per instance (Next.js app and pages
+// routers, micro-frontends): each is fetched and parsed, and the observation carries their
+// union (see Prober.Probe). It replaces the path given to WithManifest. The default is the
+// one path of WithManifest.
+func WithManifestPaths(paths []string) Option {
+	return func(o *options) {
+		if len(paths) > 0 {
+			o.manifestPath, o.morePaths = paths[0], paths[1:]
+		}
+	}
 }
 
 // WithSourceMaps keeps .map files in asset lists. The default is to skip them.

@@ -166,7 +166,8 @@ func Retryable(resp *http.Response, err error) bool {
 		switch {
 		case errors.Is(err, context.Canceled):
 			return false
-		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect), errors.Is(err, errRateDeadline):
+		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEncoding), errors.Is(err, errRedirect), errors.Is(err, errRateDeadline),
+			errors.Is(err, ErrNoFileDescriptors):
 			return false
 		case strings.Contains(err.Error(), "response headers exceeded"), // over maxHeaderBytes
 			strings.Contains(err.Error(), "gave HTTP response to HTTPS client"),
@@ -197,8 +198,9 @@ var errRedirect = errors.New("redirect refused")
 // tries is the state of one logical request across its attempts; it travels in the request's
 // context so the retry policy knows which attempt it judges.
 type tries struct {
-	n          int // attempts sent so far
-	lastStatus int // status of the last response, 0 when none
+	n          int  // attempts sent so far
+	lastStatus int  // status of the last response, 0 when none
+	answered   bool // the retry budget has counted this request's answer
 }
 
 type triesKey struct{}
@@ -218,7 +220,11 @@ func retryPolicy(b *Budget, retries int) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		if !Retryable(resp, err) {
-			if err == nil && resp != nil {
+			// go-retryablehttp asks again after a response handler ran: count a request once.
+			if t := triesOf(ctx); err == nil && resp != nil && (t == nil || !t.answered) {
+				if t != nil {
+					t.answered = true
+				}
 				b.answer()
 			}
 			return false, nil

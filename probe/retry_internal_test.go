@@ -239,3 +239,27 @@ func TestReadCappedNeverGrowsPastTheCap(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetCountsAnAnswerOnce: go-retryablehttp consults CheckRetry twice for a response its
+// response handler read; the answer earns the budget once.
+func TestBudgetCountsAnAnswerOnce(t *testing.T) {
+	b := NewBudget(1, 0)
+	policy := retryPolicy(b, 3)
+	ctx := context.WithValue(context.Background(), triesKey{}, &tries{n: 1})
+	resp := &http.Response{StatusCode: http.StatusOK}
+	for range 2 {
+		if retry, _ := policy(ctx, resp, nil); retry {
+			t.Fatal("a 200 retried")
+		}
+	}
+	if got := b.answered.Load(); got != 1 {
+		t.Errorf("answered = %d, want 1", got)
+	}
+	// A 503 earns nothing.
+	if retry, _ := policy(context.WithValue(context.Background(), triesKey{}, &tries{n: 1}), &http.Response{StatusCode: 503}, nil); !retry {
+		t.Error("a 503 with budget left was not retried")
+	}
+	if got := b.answered.Load(); got != 1 {
+		t.Errorf("answered = %d after a 503, want 1", got)
+	}
+}

@@ -34,6 +34,9 @@ func FromConfig(cfg *config.Config, opts ...Option) (*Client, error) {
 func ManifestParsing(cfg *config.Config, file string) (manifest.Format, manifest.Options) {
 	m := cfg.Probe.Manifest
 	path := m.Path
+	if len(m.Paths) > 0 {
+		path = m.Paths[0]
+	}
 	if path == "" && file != "" {
 		path = "/" + filepath.Base(file)
 	}

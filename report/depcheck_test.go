@@ -7,7 +7,7 @@ import (
 )
 
 // The renderers use, of polygraph's packages, only the models they render: model, and the
-// policy report (policy, with the config it reads).
+// policy report (policy, with the config it reads and the libraries it uses).
 func TestImports(t *testing.T) {
 	depcheck.Check(t, ".", "model", "policy", "config", "internal/safeio", "internal/awsconf")
 }

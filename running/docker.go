@@ -126,13 +126,16 @@ func (d *Docker) RunningDigests(ctx context.Context, targets []model.Target) ([]
 func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
 	r := model.RunningDigest{TargetID: id, Source: "docker"}
 	endpoint := strings.ReplaceAll(d.o.host, "{host}", hostForURL(host))
-	tr := &http.Transport{TLSClientConfig: d.o.tls, DisableKeepAlives: false, MaxIdleConns: 1}
+	tr := &http.Transport{TLSClientConfig: d.o.tls, MaxIdleConns: 1}
 	c, err := client.New(
 		client.WithHTTPClient(&http.Client{Transport: tr}),
 		client.WithHost(endpoint),
 		client.WithDialContext(d.o.dial),
 		client.WithAPIVersion(DockerAPIVersion),
 		client.WithTimeout(d.o.timeout),
+		// The scheme follows the configuration, never a guess: TLS (with client certificates)
+		// when probe.runtime.tls is given, plain HTTP otherwise.
+		client.WithScheme(d.scheme()),
 	)
 	if err != nil {
 		r.Unknown = fmt.Sprintf("Docker Engine API of %s at %s: %v", id, endpoint, err)
@@ -174,6 +177,13 @@ func (d *Docker) ask(ctx context.Context, id, host string) model.RunningDigest {
 		r.Unknown = fmt.Sprintf("the Docker Engine API of %s gave no image digest for container %s", id, name)
 	}
 	return r
+}
+
+func (d *Docker) scheme() string {
+	if d.o.tls != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // hostForURL brackets an IPv6 literal.

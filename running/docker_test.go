@@ -134,6 +134,21 @@ func TestDockerEngineAPIWithClientCertificates(t *testing.T) {
 	}
 }
 
+func TestDockerEngineAPIWithoutTLS(t *testing.T) {
+	e := &engine{id: releaseID, repo: []string{"registry.example.com/web@" + releaseTop}}
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	src, err := NewDocker("web", WithDockerHost("tcp://{host}:"+port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.RunningDigests(context.Background(), []model.Target{{ID: "web-1", Address: "127.0.0.1:8080"}})
+	if err != nil || got[0].Unknown != "" || got[0].ImageID != releaseID {
+		t.Fatalf("%+v, %v", got, err)
+	}
+}
+
 func TestDockerHostTemplate(t *testing.T) {
 	if _, err := NewDocker("web", WithDockerHost("unix:///var/run/docker.sock")); err == nil {
 		t.Error("a unix socket host accepted: the Engine API is asked per instance over TCP")

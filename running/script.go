@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // Engines are the container runtimes the SSM script can ask.
@@ -123,17 +125,9 @@ func parseOutput(out string) parsed {
 	return p
 }
 
-var hexDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
 // canonical returns d as sha256:<lower-case hex> (podman prints the bare hex), or "" when d
 // is no sha256 digest.
 func canonical(d string) string {
-	d = strings.ToLower(strings.TrimSpace(d))
-	if len(d) == 64 && !strings.Contains(d, ":") {
-		d = "sha256:" + d
-	}
-	if !hexDigest.MatchString(d) {
-		return ""
-	}
-	return d
+	c, _ := model.CanonicalDigest(d)
+	return c
 }

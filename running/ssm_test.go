@@ -235,3 +235,36 @@ func TestScriptIsPlain(t *testing.T) {
 		t.Error("containerd missing")
 	}
 }
+
+// When SSM does not say which instances are invalid, the batch is halved until it does.
+func TestSSMInvalidInstanceNamedByNobody(t *testing.T) {
+	f, c := fakeSSM(t)
+	f.SSM.SetRunner(cannedRunner)
+	f.SSM.SetQuietInvalid(true)
+	var targets []model.Target
+	for i := range 4 {
+		id := fmt.Sprintf("i-%016x", i+1)
+		if i != 2 {
+			f.SSM.Manage(id, awsfake.SSMInstance{})
+		}
+		targets = append(targets, model.Target{ID: id})
+	}
+	src, _ := NewSSM(c, "web", fast()...)
+	got, err := src.RunningDigests(context.Background(), targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		if i == 2 {
+			if !strings.Contains(r.Unknown, "SSM cannot run commands on i-0000000000000003") {
+				t.Errorf("unmanaged: %+v", r)
+			}
+		} else if r.ImageID != releaseID {
+			t.Errorf("%s: %+v", r.TargetID, r)
+		}
+	}
+	// [1 2 3 4] fails, [1 2] runs, [3 4] fails, [3] fails alone, [4] runs.
+	if n := len(f.Calls("SendCommand")); n != 5 {
+		t.Errorf("%d SendCommand calls, want 5", n)
+	}
+}

@@ -24,7 +24,7 @@ func (j *judge) assets() {
 	}
 	lists := map[string]*list{}
 	var order []string
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		if _, ok := j.keyOf[o.Target.ID]; !ok || len(o.Assets) == 0 {
 			continue
 		}
@@ -37,29 +37,65 @@ func (j *judge) assets() {
 		}
 		l.ids = append(l.ids, o.Target.ID)
 	}
-	refIDs := map[string][]string{}
-	hashIDs := map[[2]string][]string{} // (ref, expected hash) -> instances expecting it
-	for _, h := range order {
+	// An asset is referenced by the instances of the lists that hold it; the assets of one
+	// build share one sorted list of instance IDs rather than each copying thousands.
+	refLists := map[string][]int{}
+	hashLists := map[[2]string][]int{} // (ref, expected hash) -> lists expecting it
+	notChecked := make(map[string]bool, len(cdn.NotChecked))
+	for _, r := range cdn.NotChecked {
+		notChecked[r] = true
+	}
+	var notCheckedIDs []string
+	for n, h := range order {
 		l := lists[h]
+		for _, a := range l.assets {
+			if notChecked[a.Ref] {
+				notCheckedIDs = append(notCheckedIDs, l.ids...)
+				break
+			}
+		}
 		for _, a := range l.assets {
 			ac := cdn.Checks[a.Ref]
 			if ac == nil || !ac.Problem() {
 				continue
 			}
-			refIDs[a.Ref] = append(refIDs[a.Ref], l.ids...)
+			refLists[a.Ref] = append(refLists[a.Ref], n)
 			if a.Integrity != "" && len(ac.Integrity) > 0 {
 				k := [2]string{a.Ref, a.Integrity}
-				hashIDs[k] = append(hashIDs[k], l.ids...)
+				hashLists[k] = append(hashLists[k], n)
 			}
 		}
 	}
-	refs := make([]string, 0, len(refIDs))
-	for r := range refIDs {
+	union := map[string][]string{}
+	idsOf := func(ns []int) []string {
+		if len(ns) == 0 {
+			return nil
+		}
+		key := fmt.Sprint(ns)
+		if ids, ok := union[key]; ok {
+			return ids
+		}
+		var all []string
+		for _, n := range ns {
+			all = append(all, lists[order[n]].ids...)
+		}
+		ids := uniqueSorted(all)
+		union[key] = ids
+		return ids
+	}
+	if len(cdn.NotChecked) > 0 {
+		ids := uniqueSorted(notCheckedIDs)
+		j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids,
+			Message: fmt.Sprintf("%d asset(s) were not checked before the run ended (%s first), referenced by %d instance(s) (%s): unknown, not missing",
+				len(cdn.NotChecked), cdn.NotChecked[0], len(ids), list3(ids))})
+	}
+	refs := make([]string, 0, len(refLists))
+	for r := range refLists {
 		refs = append(refs, r)
 	}
 	sort.Strings(refs)
 	for _, ref := range refs {
-		ac, ids := cdn.Checks[ref], uniqueSorted(refIDs[ref])
+		ac, ids := cdn.Checks[ref], idsOf(refLists[ref])
 		p := ac.Primary
 		switch ac.State {
 		case model.AssetMissing:
@@ -88,7 +124,7 @@ func (j *judge) assets() {
 			}
 		}
 		for _, ic := range ac.Integrity {
-			hids := uniqueSorted(hashIDs[[2]string{ref, ic.Integrity}])
+			hids := idsOf(hashLists[[2]string{ref, ic.Integrity}])
 			if len(hids) == 0 {
 				continue
 			}

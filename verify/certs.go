@@ -10,7 +10,7 @@ import (
 // certs raises certificate findings from TLS evidence.
 func (j *judge) certs() {
 	count := map[string]int{}
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		if o.TLS != nil && o.TLS.SHA256 != "" {
 			count[o.TLS.SHA256]++
 		}
@@ -21,7 +21,7 @@ func (j *judge) certs() {
 			common, best = fp, n
 		}
 	}
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		c, id := o.TLS, o.Target.ID
 		if c == nil {
 			continue

@@ -11,7 +11,7 @@ import (
 func (j *judge) claims() {
 	digestsKnown := j.rel.Digest != "" || len(j.rel.Digests) > 0
 	want := j.rel.Digest
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		id := o.Target.ID
 		run, hasRun := j.running[id]
 		switch {
@@ -58,14 +58,14 @@ func (j *judge) claims() {
 		}
 		switch {
 		case len(claimsRelease) > 0 && servesOther:
-			what := "content"
+			what := "serves other content"
 			got := key
 			if runsOther {
-				what, got = "image", run.shown
+				what, got = fmt.Sprintf("runs another image (%s, per %s)", short(run.shown), run.source), run.shown
 			}
 			j.status[id] = model.StatusMismatch
 			j.add(model.Finding{Kind: model.KindVersionLie, Severity: model.SeverityError, Instance: id,
-				Message:  fmt.Sprintf("%s claims %s (the release) but serves other %s", id, strings.Join(claimsRelease, " and "), what),
+				Message:  fmt.Sprintf("%s claims %s (the release) but %s", id, strings.Join(claimsRelease, " and "), what),
 				Evidence: map[string]string{"claim": strings.Join(claimsRelease, ", "), "want": j.expected, "got": got}})
 		case len(claimsOther) > 0 && servesRelease:
 			j.status[id] = model.StatusMismatch

@@ -38,6 +38,9 @@ type Input struct {
 	Release *model.Release
 	// Observations has one entry per instance.
 	Observations []model.Observation
+	// List, when set, gives the observations instead of Observations, one at a time: a large
+	// fleet's observations stay compact (probe.Observations) while the judge reads them.
+	List ObservationList
 	// Running is the evidence of trusted digest sources, at most one per target ID (nil when
 	// none is configured). It travels apart from the observations, which hold only what the
 	// instances said.
@@ -55,10 +58,47 @@ type Input struct {
 	Extra []model.Finding
 }
 
+// ObservationList gives observations one at a time, in the targets' order.
+type ObservationList interface {
+	Len() int
+	At(i int) model.Observation
+}
+
+// observations yields every observation, from List when set, else from Observations.
+func (j *judge) observations() func(yield func(model.Observation) bool) {
+	return func(yield func(model.Observation) bool) {
+		if l := j.in.List; l != nil {
+			for i := range l.Len() {
+				if !yield(l.At(i)) {
+					return
+				}
+			}
+			return
+		}
+		for _, o := range j.in.Observations {
+			if !yield(o) {
+				return
+			}
+		}
+	}
+}
+
+// count is the number of observations.
+func (j *judge) count() int {
+	if j.in.List != nil {
+		return j.in.List.Len()
+	}
+	return len(j.in.Observations)
+}
+
 // Judge compares expected and observed and writes the report. It is pure: the same input
 // gives the same report.
 func Judge(in Input) *model.Report {
-	j := &judge{in: in, rel: model.Release{Source: model.SourceConsensus}, status: map[string]string{}}
+	// Per-instance state is sized once: growing maps and slices of 10,000 entries step by step
+	// would allocate each about twice over.
+	j := &judge{in: in, rel: model.Release{Source: model.SourceConsensus}}
+	n := j.count()
+	j.status, j.keyOf, j.insts = make(map[string]string, n), make(map[string]string, n), make([]model.Instance, 0, n)
 	if in.Release != nil {
 		j.rel = *in.Release
 	}
@@ -96,8 +136,7 @@ type judge struct {
 func (j *judge) add(f model.Finding) { j.findings = append(j.findings, f) }
 
 func (j *judge) instances() {
-	j.keyOf = map[string]string{}
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		t := o.Target
 		inst := model.Instance{
 			ID: t.ID, Address: t.Address, Labels: t.Labels,
@@ -143,7 +182,7 @@ func (j *judge) instances() {
 func (j *judge) groups() {
 	byKey := map[string]*model.Group{}
 	var order []*model.Group
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		key, ok := j.keyOf[o.Target.ID]
 		if !ok {
 			continue
@@ -177,7 +216,7 @@ func (j *judge) groups() {
 			j.rel.Source = model.SourceConsensus
 		}
 	}
-	idx := map[string]int{}
+	idx := make(map[string]int, len(j.insts))
 	for n, g := range order {
 		g.ID = n + 1
 		key := j.in.Compare(g.ManifestSHA256, g.AssetsSHA256)
@@ -206,7 +245,7 @@ func (j *judge) groups() {
 	if consensus {
 		return
 	}
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		key, ok := j.keyOf[o.Target.ID]
 		if !ok || key == j.expected {
 			continue
@@ -226,7 +265,7 @@ func (j *judge) compareWord() string {
 }
 
 func (j *judge) assetCount(id string) int {
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		if o.Target.ID == id {
 			return len(o.Assets)
 		}

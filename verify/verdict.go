@@ -67,13 +67,16 @@ func (j *judge) report() *model.Report {
 	default:
 		r.Verdict = model.VerdictPass
 	}
-	if n := len(j.in.Observations); n > 0 && j.answered() == 0 {
+	if n := j.count(); n > 0 && j.answered() == 0 {
 		r.Verdict = model.VerdictError
 		r.Error = fmt.Sprintf("not a single instance answered (%d probed)", n)
 	} else if c := j.in.CDN; c != nil && c.PrimaryDown != "" {
-		// The findings stand (exit 1 when they reach the threshold); otherwise the run could
-		// not verify the CDN, which is exit 3, never a pass.
+		// Error findings stand (verdict fail, exit 1 at the default threshold); otherwise the
+		// run could not verify the CDN: verdict error, exit 3, never a pass.
 		r.Error = c.PrimaryDown
+		if r.Verdict != model.VerdictFail {
+			r.Verdict = model.VerdictError
+		}
 	}
 	return r
 }
@@ -84,7 +87,7 @@ func (j *judge) report() *model.Report {
 // not answered.
 func (j *judge) answered() int {
 	n := 0
-	for _, o := range j.in.Observations {
+	for o := range j.observations() {
 		if o.Reached || (o.TLS != nil && o.TLS.VerifyError != "") {
 			n++
 		}

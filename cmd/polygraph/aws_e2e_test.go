@@ -54,7 +54,8 @@ func startAWSWorld(t *testing.T) *awsWorld {
 		fmt.Sscan(port, &aw.port)
 		f.EC2.Add(awsfake.Instance{ID: in.ID, State: "running", PrivateIP: host, AZ: "us-east-1a", InstanceType: "c7g.large",
 			AMI: "ami-0abc", LaunchTime: time.Date(2026, 11, 30, 9, i, 0, 0, time.UTC),
-			Tags: map[string]string{"aws:autoscaling:groupName": "store-web-prod"}})
+			// Every instance's deploy tag claims the release, the liar's too.
+			Tags: map[string]string{"aws:autoscaling:groupName": "store-web-prod", "image-digest": w.Released.Digest}})
 		env := map[string]string{"FAKE_CONTAINER": "web", "FAKE_IMAGE_REF": w.Image,
 			"FAKE_IMAGE_ID": w.Released.Images[0].Config, "FAKE_REPO_DIGESTS": repo + "@" + w.Released.Digest}
 		if in.ID == liar {
@@ -76,8 +77,16 @@ func startAWSWorld(t *testing.T) *awsWorld {
 
 const tgARN = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/store-web/0123456789abcdef"
 
+// headerClaim is the probe.digest section of a digest claimed in a response header.
+const headerClaim = "  digest:\n    source: header\n    header: X-Image-Digest"
+
 // config writes a polygraph.yaml with the given fleet section and returns its path.
 func (a *awsWorld) config(t *testing.T, fleetYAML string) string {
+	return a.configClaim(t, fleetYAML, headerClaim)
+}
+
+// configClaim is config with another probe.digest section.
+func (a *awsWorld) configClaim(t *testing.T, fleetYAML, digestYAML string) string {
 	t.Helper()
 	repo := strings.Split(a.w.Image, ":v")[0]
 	cfg := fmt.Sprintf(`release:
@@ -90,9 +99,7 @@ probe:
   host: store.example.com
   version:
     header: X-App-Version
-  digest:
-    source: header
-    header: X-Image-Digest
+%s
   runtime:
     source: ssm
     container: web
@@ -101,7 +108,7 @@ probe:
 cdn:
   base_urls:
     - %s
-`, repo+"@"+a.w.Released.Digest, a.w.Version, fleetYAML, a.w.CDN.URL)
+`, repo+"@"+a.w.Released.Digest, a.w.Version, fleetYAML, digestYAML, a.w.CDN.URL)
 	path := filepath.Join(a.dir, "polygraph.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -171,6 +178,27 @@ func TestVerifyAutoScalingGroupWithSSM(t *testing.T) {
 	}
 }
 
+// The claim comes from the instances' image-digest tag, read from the DescribeInstances
+// answer: no call beyond the one listing.
+func TestVerifyEC2TagClaimAgainstSSM(t *testing.T) {
+	a := startAWSWorld(t)
+	cfg := a.configClaim(t, fmt.Sprintf("  ec2:\n    region: us-east-1\n    auto_scaling_groups: [store-web-prod]\n    port: %d", a.port),
+		"  digest:\n    source: ec2-tag")
+	rep, stderr, code := a.verify(t, cfg)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr: %s", code, stderr)
+	}
+	checkLieCaught(t, rep, a)
+	for _, in := range rep.Instances {
+		if in.ReportedDigest != a.w.Released.Digest {
+			t.Errorf("%s reported_digest %q, want the tag's %s", in.ID, in.ReportedDigest, a.w.Released.Digest)
+		}
+	}
+	if n := len(a.aws.Calls("")); n != 1+1+len(a.aws.Calls("ListCommandInvocations")) {
+		t.Errorf("%d AWS calls: want DescribeInstances once, SendCommand once and the polls", n)
+	}
+}
+
 func TestVerifyTargetGroupWithSSM(t *testing.T) {
 	a := startAWSWorld(t)
 	cfg := a.config(t, "  target_groups: ["+tgARN+"]")
@@ -213,5 +241,31 @@ func TestVerifyAWSFailures(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d saying %q", code, stderr, tc.code, tc.stderr)
 			}
 		})
+	}
+}
+
+// An instance of the group without an address of the configured kind is reported, never
+// dropped: unreachable, saying why, with nothing dialed.
+func TestVerifyInstanceWithoutAddress(t *testing.T) {
+	a := startAWSWorld(t)
+	a.aws.EC2.Add(awsfake.Instance{ID: "i-0000000000000005", State: "pending", AZ: "us-east-1b", InstanceType: "c7g.large",
+		Tags: map[string]string{"aws:autoscaling:groupName": "store-web-prod"}})
+	a.aws.SSM.Manage("i-0000000000000005", awsfake.SSMInstance{Env: map[string]string{"FAKE_CONTAINER": "none"}})
+	cfg := a.config(t, fmt.Sprintf("  ec2:\n    auto_scaling_groups: [store-web-prod]\n    port: %d", a.port))
+	rep, stderr, code := a.verify(t, cfg)
+	if code != 1 {
+		t.Fatalf("exit %d; stderr: %s", code, stderr)
+	}
+	var found bool
+	for _, f := range rep.Findings {
+		if f.Kind == model.KindUnreachable && f.Instance == "i-0000000000000005" {
+			found = strings.Contains(f.Message, "has no private IP address")
+		}
+	}
+	if !found {
+		t.Errorf("no unreachable finding saying the instance has no private IP: %v", findingsOf(rep))
+	}
+	if rep.Summary.Instances != 5 {
+		t.Errorf("%d instances in the report, want 5", rep.Summary.Instances)
 	}
 }

@@ -106,7 +106,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exited %d: %s\n%s", code, stderr, out)
 	}
-	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved",
+	for _, want := range []string{"FAIL", "version-lie", "asset-missing", "web-5 and web-6 claim v2.31.0", "tag-moved", "(per docker)", "container runtime",
 		"$ polygraph diagnose", "1. tag-re-pushed (group 2)", "after the release was recorded at 2021-04-06 08:50 UTC", "Next steps"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)

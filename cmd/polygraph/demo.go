@@ -55,6 +55,9 @@ func demoAction(c *cli.Context) error {
 			defer os.RemoveAll(dir)
 		}
 	}
+	// Each instance's Docker Engine API is asked which image it runs: evidence the instance
+	// cannot lie through, apart from the version and digest it claims.
+	w.Runtime = true
 	path, err := w.WriteConfig(dir, w.Record)
 	if err != nil {
 		return unverifiable(fmt.Errorf("writing the demo config: %w", err))
@@ -79,14 +82,15 @@ func demoAction(c *cli.Context) error {
 	if err := report.Render(out, rep, "text", report.Options{Color: g.color, MaxPerKind: 3}); err != nil {
 		return unverifiable(err)
 	}
-	liars, missing, moved := demoCaught(rep)
-	if len(liars) != 2 || missing == 0 || !moved {
-		return &exitError{code: exitFindings, err: fmt.Errorf("the demo did not catch what it was built to show (lying instances %v, missing assets %d, tag moved %v)", liars, missing, moved)}
+	liars, missing, moved, runtime := demoCaught(rep)
+	if len(liars) != 2 || missing == 0 || !moved || len(runtime) != 2 {
+		return &exitError{code: exitFindings, err: fmt.Errorf("the demo did not catch what it was built to show (lying instances %v, missing assets %d, tag moved %v, caught by the runtime %v)", liars, missing, moved, runtime)}
 	}
 	fmt.Fprintf(out, "\nWhat was caught: the tag %s was re-pushed after the release was recorded (tag-moved). "+
-		"%s claim %s like the rest, but serve another manifest and run another image: they run the rebuilt artifact, "+
-		"and %d assets their pages reference are missing on the CDN (403), so their users get broken pages. "+
-		"Every deployed-version signal said all was well; only asking each instance directly for its content showed the truth.\n",
+		"%s claim %s like the rest, but serve another manifest, and their container runtime (the Docker Engine API, asked apart from what the instances say) "+
+		"reports that they run another image: the rebuilt artifact. "+
+		"%d assets their pages reference are missing on the CDN (403), so their users get broken pages. "+
+		"Every deployed-version signal said all was well; only asking each instance directly for its content, and its runtime for its image, showed the truth.\n",
 		w.Version, strings.Join(liars, " and "), w.Version, missing)
 	fmt.Fprintf(out, "\nNow the explanation, for whoever is on call (launch times and zones as an EC2 fleet source reports them):\n\n$ polygraph diagnose --config %s\n\n", filepath.Base(path))
 	if err := report.RenderDiagnosisText(out, d, report.DiagnosisOptions{Color: g.color}); err != nil {
@@ -158,7 +162,7 @@ func demoCause(d *model.Diagnosis) string {
 
 // demoCaught returns the instances caught lying, how many assets are missing and whether the
 // re-pushed tag was caught.
-func demoCaught(rep *model.Report) (liars []string, missing int, moved bool) {
+func demoCaught(rep *model.Report) (liars []string, missing int, moved bool, runtime []string) {
 	for _, f := range rep.Findings {
 		switch f.Kind {
 		case model.KindTagMoved:
@@ -167,7 +171,11 @@ func demoCaught(rep *model.Report) (liars []string, missing int, moved bool) {
 			liars = append(liars, f.Instance)
 		case model.KindAssetMissing:
 			missing++
+		case model.KindDigestMismatch:
+			if f.Evidence["digest"] == "running" {
+				runtime = append(runtime, f.Instance)
+			}
 		}
 	}
-	return liars, missing, moved
+	return liars, missing, moved, runtime
 }

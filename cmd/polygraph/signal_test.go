@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,4 +115,54 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSignalWhileResolvingTheRelease: a signal while the registry hangs stops the run within a
+// second too, with the report written and the signal named.
+func TestSignalWhileResolvingTheRelease(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // accept and never answer
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "polygraph.yaml")
+	write(t, cfg, "release:\n  image: "+l.Addr().String()+"/store-web:v1\nfleet:\n  static:\n    - {id: web-1, address: \"127.0.0.1:9\"}\n")
+	report := filepath.Join(dir, "report.json")
+	cmd := exec.Command(binary, "verify", "--config", cfg, "--output", "json", "--report", report, "--timeout", "60s")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if took := time.Since(sent); took > time.Second+slackCLI {
+		t.Errorf("the run took %s to stop after the signal", took)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Fatalf("exit %v, want 143", err)
+	}
+	var rep model.Report
+	if err := json.Unmarshal(mustRead(t, report), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != model.VerdictError || !strings.Contains(rep.Error, "interrupted by SIGTERM") {
+		t.Errorf("verdict %s, error %q", rep.Verdict, rep.Error)
+	}
 }

@@ -151,10 +151,12 @@ func progressBar(w io.Writer, g *globals) func(done, total int) {
 
 // softMemoryLimit sets a soft memory limit sized to the fleet, unless GOMEMLIMIT is set: the
 // garbage collector then keeps the heap near what the run needs instead of letting it double
-// (GOGC=100). A verifier runs on small CI runners and on-call laptops during incidents; the
-// fleet benchmark (10,000 instances) measured peak RSS 63 -> 45 MiB for about 35% more CPU.
-// The limit is soft: a run that needs more gets it, and raiseMemoryLimit keeps it at least
-// twice the live heap so the collector never thrashes. GOMEMLIMIT=off turns it off.
+// (GOGC=100). It is a safety net, not what keeps per-instance memory small: on a fleet serving
+// a few builds the heap stays under it (the same peak RSS with GOMEMLIMIT=off), while on one
+// serving 200 builds and 40,000 unique assets, where the CDN check holds more, the fleet
+// benchmark measured 57.5 -> 45.7 MiB at about the same CPU (docs/benchmark.md). The limit is
+// soft: a run that needs more gets it, and raiseMemoryLimit keeps it at least twice the live
+// heap so the collector never thrashes. GOMEMLIMIT=off turns it off.
 func softMemoryLimit(instances int) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimitFor(instances))

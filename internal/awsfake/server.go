@@ -102,9 +102,11 @@ func (s *Server) SetLatency(d time.Duration) {
 }
 
 // Env returns the environment that points the SDK at this fake with static credentials,
-// a region and no instance metadata service.
+// a region and no instance metadata service. AWS_ENDPOINT_URL sends every service here, so a
+// service added to the fake needs no variable of its own.
 func (s *Server) Env(region string) []string {
 	return []string{
+		"AWS_ENDPOINT_URL=" + s.URL(),
 		"AWS_ACCESS_KEY_ID=AKIAFAKE", "AWS_SECRET_ACCESS_KEY=fake", "AWS_SESSION_TOKEN=",
 		"AWS_REGION=" + region, "AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null",
 		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",

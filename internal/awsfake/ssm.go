@@ -39,6 +39,7 @@ type SSM struct {
 	seq          int
 	run          Runner
 	visibleAfter time.Duration
+	quiet        bool
 	running      sync.WaitGroup
 }
 
@@ -83,6 +84,13 @@ func (s *SSM) SetVisibleAfter(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.visibleAfter = d
+}
+
+// SetQuietInvalid makes InvalidInstanceId answers name no instance, as SSM's sometimes do.
+func (s *SSM) SetQuietInvalid(quiet bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.quiet = quiet
 }
 
 // Scripts returns every script sent, oldest first.
@@ -181,8 +189,12 @@ func (s *SSM) sendCommand(w http.ResponseWriter, body []byte) {
 		}
 	}
 	if len(invalid) > 0 {
+		msg := fmt.Sprintf("Instances [[%s]] not in a valid state for account 123456789012", strings.Join(invalid, ", "))
+		if s.quiet {
+			msg = ""
+		}
 		s.mu.Unlock()
-		s.fail(w, 400, "InvalidInstanceId", fmt.Sprintf("Instances [[%s]] not in a valid state for account 123456789012", strings.Join(invalid, ", ")))
+		s.fail(w, 400, "InvalidInstanceId", msg)
 		return
 	}
 	s.seq++

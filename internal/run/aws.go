@@ -42,13 +42,27 @@ func LoadAWS(ctx context.Context, cfg *config.Config) (awsCfg aws.Config, ok boo
 	return awsCfg, true, nil
 }
 
+// awsConfig returns the run's shared AWS configuration, or loads one.
+func awsConfig(ctx context.Context, cfg *config.Config, shared *aws.Config) (aws.Config, error) {
+	if shared != nil {
+		return *shared, nil
+	}
+	awsCfg, _, err := LoadAWS(ctx, cfg)
+	return awsCfg, err
+}
+
 // AWSSources builds the EC2 and target group fleet sources the config names (none without
 // them), one client per service from one aws.Config.
 func AWSSources(ctx context.Context, cfg *config.Config) ([]fleet.Source, error) {
+	return awsFleet(ctx, cfg, nil)
+}
+
+// awsFleet is AWSSources with the run's AWS configuration (nil loads one).
+func awsFleet(ctx context.Context, cfg *config.Config, shared *aws.Config) ([]fleet.Source, error) {
 	if cfg.Fleet.EC2 == nil && len(cfg.Fleet.TargetGroups) == 0 {
 		return nil, nil
 	}
-	awsCfg, _, err := LoadAWS(ctx, cfg)
+	awsCfg, err := awsConfig(ctx, cfg, shared)
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +88,13 @@ func AWSSources(ctx context.Context, cfg *config.Config) ([]fleet.Source, error)
 }
 
 // runtimeSource builds the trusted running-digest source probe.runtime names (nil when none).
-func runtimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
+func runtimeSource(ctx context.Context, cfg *config.Config, shared *aws.Config) (running.Source, error) {
 	r := cfg.Probe.Runtime
 	switch r.Source {
 	case "":
 		return nil, nil
 	case "ssm":
-		awsCfg, _, err := LoadAWS(ctx, cfg)
+		awsCfg, err := awsConfig(ctx, cfg, shared)
 		if err != nil {
 			return nil, err
 		}

@@ -96,7 +96,7 @@ func TestDeadPrimaryCDN(t *testing.T) {
 		if code := rep.ExitCode(model.SeverityError); code != model.ExitUnverifiable {
 			t.Errorf("exit %d, want 3", code)
 		}
-		if rep.Verdict == model.VerdictPass || rep.CDN.Unchecked != rep.CDN.Checked || rep.CDN.Checked == 0 || rep.CDN.Missing != 0 {
+		if rep.Verdict != model.VerdictError || rep.CDN.Unchecked != rep.CDN.Checked || rep.CDN.Checked == 0 || rep.CDN.Missing != 0 {
 			t.Errorf("verdict %s, cdn %+v", rep.Verdict, rep.CDN)
 		}
 	})

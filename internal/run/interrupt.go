@@ -15,7 +15,11 @@ func interrupted(ctx context.Context, r *model.Report) {
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		why = cause.Error()
 	}
-	r.Error = why + " before it finished: work not done is reported as unreachable or unchecked"
+	msg := why + " before it finished: work not done is reported as unreachable or unchecked"
+	if r.Error != "" {
+		msg += " (" + r.Error + ")"
+	}
+	r.Error = msg
 	if r.Verdict != model.VerdictFail {
 		r.Verdict = model.VerdictError
 	}

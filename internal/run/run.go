@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/polygraph-dev/polygraph/config"
 	"github.com/polygraph-dev/polygraph/fleet"
 	"github.com/polygraph-dev/polygraph/internal/safeio"
@@ -48,6 +50,9 @@ type Options struct {
 	Targets []model.Target
 	// Runtime, when set, is the trusted digest source instead of the one the config names.
 	Runtime running.Source
+	// AWS is the configuration every AWS client of the run is built from; nil loads it
+	// (LoadAWS) once per Run when the config calls AWS.
+	AWS *aws.Config
 	// Discovered is called once the fleet is listed, with the number of instances, before any
 	// is probed (the CLI sizes its memory limit there).
 	Discovered func(instances int)
@@ -98,7 +103,7 @@ type Result struct {
 // returned with an *UnverifiableError when the run could not verify at all (its verdict is then
 // "error"); only a configuration error (*config.Error) comes without a report.
 func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, error) {
-	res, err := Run(ctx, cfg, o)
+	res, err := run(ctx, cfg, o, false)
 	return res.Report, err
 }
 
@@ -106,6 +111,12 @@ func Verify(ctx context.Context, cfg *config.Config, o Options) (*model.Report, 
 // o.Targets), probe them, read their running digests, check the CDN, judge. It always returns
 // a Result; its Report is nil only with a *config.Error.
 func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
+	return run(ctx, cfg, o, true)
+}
+
+// run is Run; with keep false only the report is wanted, and the observations are never
+// expanded into a slice: the CDN check and the judge read them from their compact records.
+func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result, error) {
 	o.defaults()
 	if o.Budget == nil {
 		o.Budget = probe.NewBudget(*cfg.Probe.RetryBudget, 10)
@@ -122,6 +133,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 			return res, err
 		}
 		res.Report = verify.Unverified(res.Release, started, o.Now().Sub(started), err.Error())
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			interrupted(ctx, res.Report)
+		}
 		return res, err
 	}
 	if o.Release != nil {
@@ -131,7 +145,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	}
 	res.Targets = o.Targets
 	if res.Targets == nil {
-		if res.Targets, err = Discover(ctx, cfg); err != nil {
+		if o.AWS == nil {
+			awsCfg, ok, err := LoadAWS(ctx, cfg)
+			if err != nil {
+				return fail(err)
+			}
+			if ok {
+				o.AWS = &awsCfg
+			}
+		}
+		if res.Targets, err = discover(ctx, cfg, o.AWS); err != nil {
 			return fail(err)
 		}
 	}
@@ -145,8 +168,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	// and written by it.
 	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, o.Now()))
 	defer cancel()
-	if res.Observations, err = Probe(pctx, cfg, res.Targets, o); err != nil {
+	// Run keeps every stage output; Verify, which wants the report only, lets the
+	// observations stay compact and the judge read them one at a time.
+	list, err := probeCompact(pctx, cfg, res.Targets, o)
+	if err != nil {
 		return fail(err)
+	}
+	var obs verify.ObservationList = list
+	if keep {
+		res.Observations = list.All()
+		obs = observationSlice(res.Observations)
 	}
 	if o.Probed != nil {
 		o.Probed()
@@ -154,11 +185,11 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 	if res.Running, err = RunningDigests(pctx, cfg, res.Targets, o); err != nil {
 		return fail(err)
 	}
-	if res.CDN, err = CheckCDN(pctx, cfg, res.Observations, o); err != nil {
+	if res.CDN, err = checkCDN(pctx, cfg, obs, o); err != nil {
 		return fail(err)
 	}
 	res.Report = verify.Judge(verify.Input{
-		Release: res.Release, Observations: res.Observations, Running: res.Running, CDN: res.CDN,
+		Release: res.Release, Observations: res.Observations, List: obs, Running: res.Running, CDN: res.CDN,
 		Compare: compare, Extra: res.Extra,
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
@@ -175,11 +206,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) (*Result, error) {
 // Discover lists the targets of every fleet source the config names, merged and
 // de-duplicated.
 func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
+	return discover(ctx, cfg, nil)
+}
+
+// discover is Discover with the run's AWS configuration (nil loads one).
+func discover(ctx context.Context, cfg *config.Config, awsCfg *aws.Config) ([]model.Target, error) {
 	sources, err := Sources(cfg)
 	if err != nil {
 		return nil, err
 	}
-	awsSources, err := AWSSources(ctx, cfg)
+	awsSources, err := awsFleet(ctx, cfg, awsCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +230,20 @@ func Discover(ctx context.Context, cfg *config.Config) ([]model.Target, error) {
 	return targets, nil
 }
 
-// Probe asks every target for its manifest and claims, with the config's politeness. Failing
-// to reach an instance is evidence in its observation; the error is for misconfiguration only.
+// Probe asks every target for its manifest and claims, with the config's politeness, at most
+// as many at once as the file descriptor limit allows. Failing to reach an instance is
+// evidence in its observation; the error is for misconfiguration, or for polygraph running out
+// of file descriptors all the same (an *UnverifiableError: its own fault, not the instances').
 func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) ([]model.Observation, error) {
+	list, err := probeCompact(ctx, cfg, targets, o)
+	if list == nil {
+		return nil, err
+	}
+	return list.All(), err
+}
+
+// probeCompact is Probe with the observations left compact (probe.Observations).
+func probeCompact(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) (*probe.Observations, error) {
 	o.defaults()
 	popts, err := ProbeOptions(cfg, o.Logger)
 	if err != nil {
@@ -211,8 +258,17 @@ func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Op
 	if o.Budget != nil {
 		popts = append(popts, probe.WithBudget(o.Budget))
 	}
+	if n := fdConcurrency(cfg.Probe.Concurrency, 1); n < cfg.Probe.Concurrency {
+		o.Logger.Info("probe concurrency lowered to fit the file descriptor limit", "configured", cfg.Probe.Concurrency, "used", n)
+		popts = append(popts, probe.WithConcurrency(n))
+	}
 	popts = append(popts, o.Probe...)
-	return probe.New(popts...).Probe(ctx, targets), nil
+	p := probe.New(popts...)
+	obs := p.ProbeCompact(ctx, targets)
+	if p.OutOfFiles() {
+		return obs, &UnverifiableError{Reason: "probing the fleet", Err: probe.ErrNoFileDescriptors}
+	}
+	return obs, nil
 }
 
 // RunningDigests asks the trusted digest source (o.Runtime, or the one the config names) what
@@ -221,7 +277,7 @@ func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Tar
 	src := o.Runtime
 	if src == nil {
 		var err error
-		if src, err = RuntimeSource(ctx, cfg); err != nil || src == nil {
+		if src, err = runtimeSource(ctx, cfg, o.AWS); err != nil || src == nil {
 			return nil, err
 		}
 	}
@@ -231,12 +287,17 @@ func RunningDigests(ctx context.Context, cfg *config.Config, targets []model.Tar
 // RuntimeSource builds the trusted digest source the config names (probe.runtime), or nil.
 // The SSM source's AWS clients come from LoadAWS.
 func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, error) {
-	return runtimeSource(ctx, cfg)
+	return runtimeSource(ctx, cfg, nil)
 }
 
 // CheckCDN looks up every asset the observations reference, once per unique URL, on the
 // primary CDN and its replicas. Without base URLs it returns nil.
 func CheckCDN(ctx context.Context, cfg *config.Config, obs []model.Observation, o Options) (*model.CDNResult, error) {
+	return checkCDN(ctx, cfg, observationSlice(obs), o)
+}
+
+// checkCDN is CheckCDN over observations given one at a time.
+func checkCDN(ctx context.Context, cfg *config.Config, obs verify.ObservationList, o Options) (*model.CDNResult, error) {
 	if len(cfg.CDN.BaseURLs) == 0 {
 		return nil, nil
 	}
@@ -248,12 +309,22 @@ func CheckCDN(ctx context.Context, cfg *config.Config, obs []model.Observation, 
 	if o.Budget != nil {
 		popts = append(popts, probe.WithBudget(o.Budget))
 	}
-	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, CDNOptions(cfg, append(popts, o.Probe...))...)
+	copts := CDNOptions(cfg, append(popts, o.Probe...))
+	hosts := cdnHosts(cfg)
+	if n := fdConcurrency(cfg.CDN.Concurrency, hosts); n < cfg.CDN.Concurrency {
+		o.Logger.Info("cdn concurrency lowered to fit the file descriptor limit", "configured", cfg.CDN.Concurrency, "used", n, "hosts", hosts)
+		copts = append(copts, probe.WithConcurrency(n))
+	}
+	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, copts...)
 	if err != nil {
 		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
 	}
 	defer checker.Close()
-	return checker.Check(ctx, uniqueAssets(obs)), nil
+	res := checker.Check(ctx, uniqueAssets(obs))
+	if checker.OutOfFiles() {
+		return res, &UnverifiableError{Reason: "checking the CDN", Err: probe.ErrNoFileDescriptors}
+	}
+	return res, nil
 }
 
 // reserve returns when probing must stop: the context's deadline less a margin for judging
@@ -271,11 +342,12 @@ func reserve(ctx context.Context, now time.Time) time.Time {
 // uniqueAssets returns every asset referenced by any observation, once per ref and expected
 // hash: instances whose manifests expect different hashes for one URL each have theirs
 // checked. Observations of the same build share one list, which is walked once.
-func uniqueAssets(obs []model.Observation) []model.Asset {
+func uniqueAssets(obs verify.ObservationList) []model.Asset {
 	seenList := map[string]bool{}
 	seen := map[model.Asset]bool{}
 	var out []model.Asset
-	for _, o := range obs {
+	for i := range obs.Len() {
+		o := obs.At(i)
 		// Equal asset sets may still expect different hashes: a list is known by its bytes.
 		key := o.ManifestSHA256 + o.AssetsSHA256
 		if len(o.Assets) == 0 || seenList[key] {
@@ -291,6 +363,12 @@ func uniqueAssets(obs []model.Observation) []model.Asset {
 	}
 	return out
 }
+
+// observationSlice gives the observations of a slice one at a time.
+type observationSlice []model.Observation
+
+func (s observationSlice) Len() int                   { return len(s) }
+func (s observationSlice) At(i int) model.Observation { return s[i] }
 
 // Sources builds the static fleet source the config names (AWSSources builds the others).
 func Sources(cfg *config.Config) ([]fleet.Source, error) {
@@ -322,6 +400,7 @@ func ProbeOptions(cfg *config.Config, logger *slog.Logger) ([]probe.Option, erro
 		probe.WithManifest(mo.Path, string(mf), mo.AssetPrefix),
 		probe.WithSourceMaps(mo.SourceMaps),
 		probe.WithMaxAssets(mo.MaxAssets),
+		probe.WithManifestPaths(p.Manifest.Paths),
 		probe.WithVersionClaim(probe.Claim{Path: p.Version.Path, Pointer: p.Version.Pointer, Header: p.Version.Header}),
 		probe.WithDigestClaim(probe.DigestClaim{Source: p.Digest.Source, Claim: probe.Claim{Path: p.Digest.Path, Pointer: p.Digest.Pointer, Header: p.Digest.Header}}),
 		probe.WithConcurrency(p.Concurrency),

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/polygraph-dev/polygraph/internal/testkit"
@@ -107,4 +108,42 @@ func (f fixedRuntime) RunningDigests(_ context.Context, targets []model.Target) 
 		out[i] = r
 	}
 	return out, nil
+}
+
+// TestIncidentRuntimeDigests asks every instance's Docker Engine API (the test kit serves it on
+// the instance's own address) which image it runs: the two instances on the re-pushed image
+// are caught by the runtime's evidence, whatever they claim, and the honest four are not.
+func TestIncidentRuntimeDigests(t *testing.T) {
+	w, err := testkit.StartIncident(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Runtime = true
+	cfg := loadWorld(t, w, w.Record, nil)
+	res, err := Run(context.Background(), cfg, fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caught []string
+	for _, f := range res.Report.Findings {
+		if f.Kind == model.KindDigestUnchecked {
+			t.Errorf("unexpected %s: %s", f.Kind, f.Message)
+		}
+		if f.Kind == model.KindDigestMismatch && f.Evidence["digest"] == "running" {
+			caught = append(caught, f.Instance)
+		}
+	}
+	if strings.Join(caught, ",") != "web-5,web-6" {
+		t.Errorf("digest-mismatch from the runtime for %v, want web-5 and web-6", caught)
+	}
+	for _, in := range res.Report.Instances {
+		want := w.Released.Digest
+		if in.ID == "web-5" || in.ID == "web-6" {
+			want = w.Repushed.Digest
+		}
+		if in.RunningDigest != want {
+			t.Errorf("%s: running_digest %q, want %q (the repo digest of the release repository)", in.ID, in.RunningDigest, want)
+		}
+	}
 }

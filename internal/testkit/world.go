@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,9 @@ type World struct {
 	// Good is the release's build; Bad is the rebuilt artifact re-pushed under the same tag.
 	Good, Bad *Build
 	Version   string
+	// Runtime adds probe.runtime to the config: every instance's Docker Engine API (served on
+	// its own address, Spec.Runtime) is asked which image it runs.
+	Runtime bool
 }
 
 // Close stops the fleet and the CDN.
@@ -76,16 +80,42 @@ func StartIncident(ctx context.Context) (w *World, err error) {
 		s := Spec{ID: fmt.Sprintf("web-%d", i), Build: w.Good, Version: w.Version, Digest: w.Released.Digest,
 			LaunchedAt: base.Add(time.Duration(i) * time.Minute),
 			Labels:     map[string]string{"az": []string{"us-east-1a", "us-east-1b"}[i%2]}}
+		s.Runtime = runtimeOf(w.Image, w.Released)
 		if i >= 5 { // autoscaled after the re-push: same version, other artifact
 			s.Build, s.Digest = w.Bad, w.Repushed.Digest
 			s.LaunchedAt = base.Add(6 * time.Hour).Add(time.Duration(i) * time.Minute)
+			s.Runtime = runtimeOf(w.Image, w.Repushed)
 		}
 		specs = append(specs, s)
 	}
-	if w.Fleet, err = StartFleet(specs, "/asset-manifest.json"); err != nil {
+	// One port for every instance, as an EC2 fleet has, so one docker_host template reaches
+	// every instance's Engine API.
+	if w.Fleet, err = StartFleetWith(specs, FleetOptions{ManifestPath: "/asset-manifest.json", SamePort: true}); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// runtimeOf is what Docker reports for a container started from the pushed image on
+// linux/amd64: the platform's config digest as the image ID, the index digest as the repo digest.
+func runtimeOf(image string, p *regtest.Pushed) *Runtime {
+	repo := image
+	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+		repo = repo[:i]
+	}
+	rt := &Runtime{RepoDigests: []string{repo + "@" + p.Digest}}
+	for _, im := range p.Images {
+		if im.Platform == "linux/amd64" {
+			rt.ImageID = im.Config
+		}
+	}
+	return rt
+}
+
+// DockerHost is the docker_host template that reaches every instance's Engine API.
+func (w *World) DockerHost() string {
+	_, port, _ := net.SplitHostPort(w.Fleet.Instances[0].Address)
+	return "tcp://{host}:" + port
 }
 
 // imageOf is a two-platform image index (with an attestation) whose top layer holds the
@@ -143,6 +173,9 @@ func (w *World) ConfigYAML(record string) string {
 		fmt.Fprintf(&b, "    - {id: %s, address: %q}\n", in.ID, in.Address)
 	}
 	fmt.Fprintf(&b, "probe:\n  host: store.example.com\n  manifest:\n    path: %s\n  version:\n    header: X-App-Version\n  digest:\n    source: header\n    header: X-Image-Digest\n  timeout: 2s\n  retries: 1\n", w.Fleet.ManifestPath)
+	if w.Runtime {
+		fmt.Fprintf(&b, "  runtime:\n    source: docker\n    container: web\n    docker_host: %q\n", w.DockerHost())
+	}
 	fmt.Fprintf(&b, "cdn:\n  base_urls:\n    - %s\n", w.CDN.URL)
 	return b.String()
 }
