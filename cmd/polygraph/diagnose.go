@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,9 +40,9 @@ func diagnoseAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	output := c.String("output")
-	if !slices.Contains(report.DiagnosisFormats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.DiagnosisFormats, ", "), output))
+	output, err := outputFormat(c, report.DiagnosisFormats)
+	if err != nil {
+		return err
 	}
 	cfg, err := g.loadConfig(true)
 	if err != nil {

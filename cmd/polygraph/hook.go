@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -76,9 +74,9 @@ func hookAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	output := c.String("output")
-	if !slices.Contains(report.Formats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.Formats, ", "), output))
+	output, err := outputFormat(c, report.Formats)
+	if err != nil {
+		return err
 	}
 	if c.String("event") == "" {
 		return usageErr(errors.New("hook needs --event FILE (or - for stdin), or the serve subcommand"))

@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/polygraph-dev/polygraph/model"
+	"github.com/urfave/cli/v2"
 )
 
 // writeAtomic writes what render produces to path through a temporary file beside it, renamed
@@ -53,4 +56,13 @@ func reportExit(rep *model.Report, runErr error, threshold model.Severity) error
 	default:
 		return &exitError{code: code}
 	}
+}
+
+// outputFormat reads --output and checks it is one of formats.
+func outputFormat(c *cli.Context, formats []string) (string, error) {
+	output := c.String("output")
+	if !slices.Contains(formats, output) {
+		return "", usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(formats, ", "), output))
+	}
+	return output, nil
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -60,9 +59,9 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	output := c.String("output")
-	if !slices.Contains(report.Formats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.Formats, ", "), output))
+	output, err := outputFormat(c, report.Formats)
+	if err != nil {
+		return err
 	}
 	cfg, err := g.loadConfig(true)
 	if err != nil {
