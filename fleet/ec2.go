@@ -74,11 +74,8 @@ func (e *EC2) Filters() []types.Filter {
 
 // Targets lists every page of DescribeInstances.
 func (e *EC2) Targets(ctx context.Context) ([]model.Target, error) {
-	return e.describe(ctx, &ec2.DescribeInstancesInput{Filters: e.Filters(), MaxResults: aws.Int32(1000)}, nil)
-}
-
-// describe appends the targets of every page DescribeInstances answers for in to out.
-func (e *EC2) describe(ctx context.Context, in *ec2.DescribeInstancesInput, out []model.Target) ([]model.Target, error) {
+	in := &ec2.DescribeInstancesInput{Filters: e.Filters(), MaxResults: aws.Int32(1000)}
+	var out []model.Target
 	p := ec2.NewDescribeInstancesPaginator(e.client, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/polygraph-dev/polygraph/model"
 )
 
@@ -16,9 +17,17 @@ func (e *EC2) Instances(ctx context.Context, ids []string) ([]model.Target, erro
 	var out []model.Target
 	for start := 0; start < len(ids); start += 1000 {
 		batch := ids[start:min(start+1000, len(ids))]
-		var err error
-		if out, err = e.describe(ctx, &ec2.DescribeInstancesInput{InstanceIds: batch}, out); err != nil {
-			return nil, err
+		p := ec2.NewDescribeInstancesPaginator(e.client, &ec2.DescribeInstancesInput{InstanceIds: batch})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, awsconf.Wrap(err, e.o.Region)
+			}
+			for _, r := range page.Reservations {
+				for _, inst := range r.Instances {
+					out = append(out, instanceTarget(inst, e.o.Address, e.o.Port, e.o.DigestTag))
+				}
+			}
 		}
 	}
 	return out, nil
