@@ -160,13 +160,15 @@ func TestServeDrainFinishesInFlight(t *testing.T) {
 func TestServeExtendsVisibility(t *testing.T) {
 	w, h := world(t, []testkit.Spec{{ID: "i-slow", Status: 503}}, "heartbeat_interval: 50ms\nready_timeout: 30s")
 	fq := w.AWS.SQS()
-	url := fq.CreateQueue("launches", time.Second)
+	url := fq.CreateQueue("launches", 2*time.Second)
 	fq.Send(url, w.Launch("i-slow", "tok", time.Minute))
 	go func() {
-		time.Sleep(2500 * time.Millisecond) // longer than the visibility timeout
+		// Longer than two visibility timeouts; each extension (every third of the timeout) has
+		// over a second of slack, enough under the race detector on a busy machine.
+		time.Sleep(4500 * time.Millisecond)
 		w.Fleet.Instance("i-slow").Set(func(s *testkit.Spec) { s.Status = 0 })
 	}()
-	res := serveUntil(t, h, sqsClient(t), ServeOptions{Queue: url, Concurrency: 2, DrainTimeout: time.Second, WaitSeconds: 1, Visibility: time.Second},
+	res := serveUntil(t, h, sqsClient(t), ServeOptions{Queue: url, Concurrency: 2, DrainTimeout: time.Second, WaitSeconds: 1, Visibility: 2 * time.Second},
 		func() bool { return fq.Stats(url).Deleted == 1 })
 	if st := fq.Stats(url); res.Handled != 1 || st.MaxReceives != 1 || len(w.AWS.Calls("ChangeMessageVisibility")) < 3 {
 		t.Fatalf("%+v, queue %+v, %d extensions: the message must stay invisible while worked on", res, st, len(w.AWS.Calls("ChangeMessageVisibility")))
