@@ -187,6 +187,20 @@ func TestHandleWaitsForTheInstance(t *testing.T) {
 	}
 }
 
+// An instance that answers, then fails the verification's own request (still booting, or
+// slow for a moment), is asked again within hook.ready_timeout: unknown is never abandoned
+// while there is time to know.
+func TestHandleInstanceFailingOnceDuringVerification(t *testing.T) {
+	w, h := world(t, []testkit.Spec{{ID: "i-flaky", FailRequests: []int{2}}}, "heartbeat_interval: 20ms\nready_timeout: 5s")
+	out, err := h.Handle(context.Background(), decode(t, w.Launch("i-flaky", "tok", time.Minute)))
+	if err != nil || out.Decision != Continue {
+		t.Fatalf("outcome %+v, %v: want CONTINUE once it answers the whole verification", out, err)
+	}
+	if n := w.Fleet.Instance("i-flaky").Requests.Load(); n < 4 {
+		t.Errorf("%d requests: want the ready check, the failed verification, and both again", n)
+	}
+}
+
 func TestHandleAlreadyComplete(t *testing.T) {
 	w, h := world(t, []testkit.Spec{{ID: "i-1"}}, "")
 	ev := decode(t, w.Launch("i-1", "tok", time.Minute))

@@ -89,10 +89,7 @@ func NewLaunchesFromAWS(cfg *config.Config, ac aws.Config, o Options, lo LaunchO
 // Verify verifies the launching instance id of group and returns its report. The error says
 // why it could not verify at all; the report then has verdict "error".
 func (l *Launches) Verify(ctx context.Context, group, id string) (*model.Report, error) {
-	started := l.o.Now()
-	unverified := func(err error) (*model.Report, error) {
-		return verify.Unverified(nil, started, l.o.Now().Sub(started), err.Error()), err
-	}
+	unverified := l.unverified(l.o.Now())
 	targets, err := l.ec2.Instances(ctx, []string{id})
 	if err == nil && len(targets) != 1 {
 		err = errors.New("not found")
@@ -104,11 +101,53 @@ func (l *Launches) Verify(ctx context.Context, group, id string) (*model.Report,
 	if target.Unreachable != "" {
 		return unverified(errors.New(target.Unreachable))
 	}
-	if err := l.waitReady(ctx, target); err != nil {
-		return unverified(err)
+	// hook.ready_timeout bounds how long the instance may take to answer, before and during
+	// the verification: one that answered and then timed out (still booting, or slow under
+	// load) is asked again until it answers for the whole verification or the time is up.
+	ready := l.lo.After(l.cfg.Hook.ReadyTimeout.D())
+	for {
+		if err := l.waitReady(ctx, target, ready); err != nil {
+			return unverified(err)
+		}
+		rep, err := l.verifyOnce(ctx, group, target)
+		if rep == nil || !unreachable(rep, id) {
+			return rep, err
+		}
+		select {
+		case <-ready:
+			return rep, err
+		default:
+			l.o.Logger.Debug("instance answered, then not during the verification; waiting for it again", "instance", id)
+		}
 	}
+}
+
+// unverified returns the function that makes the report of a launch that could not be
+// verified, timed from started.
+func (l *Launches) unverified(started time.Time) func(error) (*model.Report, error) {
+	return func(err error) (*model.Report, error) {
+		return verify.Unverified(nil, started, l.o.Now().Sub(started), err.Error()), err
+	}
+}
+
+// unreachable reports whether the report holds instance id as unreachable.
+func unreachable(rep *model.Report, id string) bool {
+	for _, in := range rep.Instances {
+		if in.ID == id {
+			return in.Status == model.StatusUnreachable
+		}
+	}
+	return false
+}
+
+// verifyOnce runs the verify stages once for the launching target, against the release or
+// the group's InService instances.
+func (l *Launches) verifyOnce(ctx context.Context, group string, target model.Target) (*model.Report, error) {
+	id := target.ID
+	unverified := l.unverified(l.o.Now())
 	vctx, cancel := context.WithTimeout(ctx, l.lo.VerifyTimeout)
 	defer cancel()
+	var err error
 	cfg, ro := l.cfg, l.o
 	ro.Targets = []model.Target{target}
 	if l.cfg.Hook.Expect == "fleet" {
@@ -141,9 +180,8 @@ func (l *Launches) Verify(ctx context.Context, group, id string) (*model.Report,
 
 // waitReady asks the instance for its manifest until it answers (any HTTP answer but 5xx and
 // 429) or hook.ready_timeout passes.
-func (l *Launches) waitReady(ctx context.Context, t model.Target) error {
+func (l *Launches) waitReady(ctx context.Context, t model.Target, deadline <-chan time.Time) error {
 	timeout := l.cfg.Hook.ReadyTimeout.D()
-	deadline := l.lo.After(timeout)
 	ro := l.o
 	ro.Probe = append(slices.Clip(ro.Probe), probe.WithRetries(0))
 	for {

@@ -11,6 +11,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +44,10 @@ type Spec struct {
 	// RetryAfter as the Retry-After header when set; later requests are answered normally.
 	FailFirst  int
 	FailStatus int
-	RetryAfter string
+	// FailRequests lists request numbers (1 for the first) answered with FailStatus too, as
+	// an instance that answers, then fails for a moment, then answers again.
+	FailRequests []int
+	RetryAfter   string
 	// ResetMidBody sends the manifest's headers and half its bytes, then resets the connection.
 	ResetMidBody bool
 	// Truncate declares a Content-Length longer than the manifest it sends, then closes.
@@ -324,7 +328,7 @@ func (f *Fleet) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(s.Status), s.Status)
 		return
 	}
-	if int(n) <= s.FailFirst {
+	if int(n) <= s.FailFirst || slices.Contains(s.FailRequests, int(n)) {
 		status := s.FailStatus
 		if status == 0 {
 			status = http.StatusServiceUnavailable
