@@ -120,7 +120,7 @@ func (l *Launches) Verify(ctx context.Context, group, id string) (*model.Report,
 			return unverified(fmt.Errorf("group %s has no InService instance to compare with (hook.expect is fleet)", group))
 		}
 		c := *l.cfg
-		c.Release = config.Release{Platform: l.cfg.Release.Platform, ManifestFile: l.cfg.Release.ManifestFile}
+		c.Release = config.Release{Platform: l.cfg.Release.Platform, ManifestFiles: l.cfg.Release.ManifestFiles}
 		cfg = &c
 		ro.Targets = append(ro.Targets, peers...)
 	} else if ro.Release, ro.ReleaseExtra, err = l.resolveRelease(vctx); err != nil {
