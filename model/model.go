@@ -80,23 +80,24 @@ type Observation struct {
 // ReleaseRecord is the release record file (schema polygraph.release/v1), written at build time
 // by `polygraph release record`.
 type ReleaseRecord struct {
-	Schema       string         `json:"schema"`
-	Image        string         `json:"image"`
-	Digest       string         `json:"digest"`
-	Digests      []RecordDigest `json:"digests"`
-	Platform     string         `json:"platform,omitempty"`
-	ManifestFile string         `json:"manifest_file,omitempty"`
+	Schema           string         `json:"schema"`
+	Image            string         `json:"image"`
+	Digest           string         `json:"digest"`
+	Digests          []RecordDigest `json:"digests"`
+	Platform         string         `json:"platform,omitempty"`
+	ManifestFile     string         `json:"manifest_file,omitempty"`
+	ManifestSHA256   string         `json:"manifest_sha256,omitempty"`
+	AssetsSHA256     string         `json:"assets_sha256,omitempty"`
+	Assets           int            `json:"assets"`
+	RecordedAt       time.Time      `json:"recorded_at"`
+	PolygraphVersion string         `json:"polygraph_version,omitempty"`
+
 	// ManifestFiles replaces ManifestFile when the instances serve several manifests
 	// (probe.manifest.paths): the files read from the image, and ManifestPaths the URL path
 	// each is served at, in the same order. ManifestSHA256 and AssetsSHA256 are then those of
 	// an instance serving them all (manifest.CombinedSHA256, manifest.Union).
-	ManifestFiles    []string  `json:"manifest_files,omitempty"`
-	ManifestPaths    []string  `json:"manifest_paths,omitempty"`
-	ManifestSHA256   string    `json:"manifest_sha256,omitempty"`
-	AssetsSHA256     string    `json:"assets_sha256,omitempty"`
-	Assets           int       `json:"assets"`
-	RecordedAt       time.Time `json:"recorded_at"`
-	PolygraphVersion string    `json:"polygraph_version,omitempty"`
+	ManifestFiles []string `json:"manifest_files,omitempty"`
+	ManifestPaths []string `json:"manifest_paths,omitempty"`
 }
 
 // RecordSchema is the schema name of release records.
