@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,10 +34,18 @@ func TestRecordAgreesWithVerifyPaths(t *testing.T) {
 	pagesJSON := []byte(`{"index.js":"chunks/index.1.js","about.js":"chunks/about.1.js","shared.js":"/static/shared.1.js"}`)
 	otherPages := []byte(`{"index.js":"chunks/index.2.js","about.js":"chunks/about.1.js","shared.js":"/static/shared.1.js"}`)
 	ref := srv.Ref("store-web:v1")
-	if _, err := regtest.Push(ctx, ref, regtest.Image{Platform: "linux/amd64", Layers: [][]regtest.File{
+	released, err := regtest.Push(ctx, ref, regtest.Image{Platform: "linux/amd64", Layers: [][]regtest.File{
 		{{Path: "/app/.next/app-manifest.json", Data: appJSON}},
 		{{Path: "/app/.next/pages-manifest.json", Data: pagesJSON}, {Path: "/app/other.json", Data: []byte(`{}`)}},
-	}}); err != nil {
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other instance runs an older build of the same repository and says so.
+	older, err := regtest.Push(ctx, srv.Ref("store-web:v0"), regtest.Image{Platform: "linux/amd64", Layers: [][]regtest.File{
+		{{Path: "/app/.next/app-manifest.json", Data: appJSON}, {Path: "/app/.next/pages-manifest.json", Data: otherPages}},
+	}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	serve := func(pages []byte) string {
@@ -47,6 +56,12 @@ func TestRecordAgreesWithVerifyPaths(t *testing.T) {
 				w.Write(appJSON)
 			case "/_next/pages/manifest.json":
 				w.Write(pages)
+			case "/_meta":
+				if bytes.Equal(pages, otherPages) {
+					w.Write([]byte(`{"digest":"` + older.Digest + `"}`))
+				} else {
+					http.NotFound(w, r)
+				}
 			default:
 				http.NotFound(w, r)
 			}
@@ -153,6 +168,27 @@ func TestRecordAgreesWithVerifyPaths(t *testing.T) {
 		code := runCLI(ctx, []string{"polygraph", "verify", "--config", cfg}, strings.NewReader(""), &stdout, &stderr)
 		if code != 2 || !strings.Contains(stderr.String(), "was recorded for the manifests served at /_next/app/manifest.json, /_next/pages/manifest.json") {
 			t.Errorf("verify: exit %d: %s", code, stderr.String())
+		}
+	})
+	t.Run("diagnose reads every file of the list", func(t *testing.T) {
+		// The other group is attributed by its claimed digest, confirmed by reading both
+		// files out of that image and finding the content the group serves.
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "polygraph.yaml")
+		write(t, cfg, "release:\n  image: "+ref+"\n"+files+fleet+paths+"  digest: {source: http, path: /_meta, pointer: /digest}\n")
+		var stdout, stderr bytes.Buffer
+		code := runCLI(ctx, []string{"polygraph", "diagnose", "--config", cfg, "--output", "json"}, strings.NewReader(""), &stdout, &stderr)
+		var d model.Diagnosis
+		if err := json.Unmarshal(stdout.Bytes(), &d); err != nil || code != 1 {
+			t.Fatalf("diagnose: exit %d, %v: %s %s", code, err, stdout.String(), stderr.String())
+		}
+		var got []string
+		for _, g := range d.Groups {
+			got = append(got, fmt.Sprintf("%s %s %s %v", strings.Join(g.Instances, ","), g.Attribution.How, g.Attribution.Digest, g.Attribution.Confirmed))
+		}
+		want := []string{"honest release " + released.Digest + " true", "other reported-digest " + older.Digest + " true"}
+		if !slices.Equal(got, want) {
+			t.Errorf("groups %q, want %q", got, want)
 		}
 	})
 	t.Run("one flag for two paths", func(t *testing.T) {
