@@ -26,11 +26,13 @@ type Config struct {
 
 // Release says what should be running.
 type Release struct {
-	Image        string `yaml:"image"`
-	Version      string `yaml:"version"`
-	Record       string `yaml:"record"`
-	Platform     string `yaml:"platform"`
-	ManifestFile string `yaml:"manifest_file"`
+	Image    string `yaml:"image"`
+	Version  string `yaml:"version"`
+	Record   string `yaml:"record"`
+	Platform string `yaml:"platform"`
+	// ManifestFiles is release.manifest_file: where the served manifest lives inside the
+	// image, or with probe.manifest.paths one file per path, in the paths' order.
+	ManifestFiles Files `yaml:"manifest_file"`
 }
 
 // Fleet lists the sources of instances; results are merged and de-duplicated.

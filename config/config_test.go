@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,31 @@ func TestLoadRefusesUnreadableFiles(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("Load(%s) = %v, want %s", tc.path, err, tc.want)
 		}
+	}
+}
+
+// release.manifest_file is one path or a list, one per probe.manifest.paths entry.
+func TestManifestFileForms(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      Files
+	}{
+		{"string", "release:\n  manifest_file: /app/m.json\n", Files{"/app/m.json"}},
+		{"empty string", "release:\n  manifest_file: \"\"\n", nil},
+		{"null", "release:\n  manifest_file:\n", nil},
+		{"one-entry list", "release:\n  manifest_file: [/app/m.json]\n", Files{"/app/m.json"}},
+		{"string with one path", "release:\n  manifest_file: /app/m.json\nprobe:\n  manifest:\n    paths: [/m.json]\n", Files{"/app/m.json"}},
+		{"list per path", "release:\n  manifest_file:\n    - /app/a.json\n    - /app/b.json\nprobe:\n  manifest:\n    paths: [/a.json, /b.json]\n", Files{"/app/a.json", "/app/b.json"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.doc), "polygraph.yaml", t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.Release.ManifestFiles, tc.want) {
+				t.Errorf("manifest files %q, want %q", c.Release.ManifestFiles, tc.want)
+			}
+		})
 	}
 }

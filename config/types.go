@@ -110,3 +110,33 @@ type lineError struct {
 }
 
 func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+// Files is release.manifest_file: one absolute path inside the image, or a list of them, one
+// per probe.manifest.paths entry and in the same order. An empty string (or null) is no file.
+type Files []string
+
+// UnmarshalYAML decodes a path or a list of paths.
+func (f *Files) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*f = nil
+		if n.Value != "" {
+			*f = Files{n.Value}
+		}
+		return nil
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return &lineError{n.Line, "release.manifest_file is an empty list: leave it out, or list one file per probe.manifest.paths entry"}
+		}
+		out := make(Files, 0, len(n.Content))
+		for i, e := range n.Content {
+			if e.Kind != yaml.ScalarNode {
+				return &lineError{e.Line, fmt.Sprintf("release.manifest_file entry %d: expected a path inside the image", i+1)}
+			}
+			out = append(out, e.Value)
+		}
+		*f = out
+		return nil
+	}
+	return &lineError{n.Line, "release.manifest_file: expected a path inside the image or a list of them"}
+}

@@ -348,9 +348,7 @@ func (v *validator) validate() {
 	if c.Release.Platform != "" && strings.Count(c.Release.Platform, "/") < 1 {
 		v.fail("release.platform", "release.platform must be os/arch[/variant], got %q", c.Release.Platform)
 	}
-	if c.Release.ManifestFile != "" && !strings.HasPrefix(c.Release.ManifestFile, "/") {
-		v.fail("release.manifest_file", "release.manifest_file must be an absolute path inside the image, got %q", c.Release.ManifestFile)
-	}
+	v.manifestFiles()
 }
 
 func (v *validator) claim(path string, c Claim) {
@@ -394,10 +392,10 @@ func checkGlob(g string, rooted bool) string {
 	return ""
 }
 
-// manifestPaths validates probe.manifest.paths: root-relative, distinct, not with path; the
-// release is then judged by consensus, since a record or manifest_file holds one manifest.
+// manifestPaths validates probe.manifest.paths: root-relative, distinct, not with path (the
+// number of release.manifest_file entries is checked with the release; a release record's
+// files are checked against the paths when it is read).
 func (v *validator) manifestPaths(m Manifest) {
-	c := v.cfg
 	if m.Path != "" {
 		v.fail("probe.manifest.paths", "probe.manifest.path and probe.manifest.paths are exclusive: list every path under paths")
 	}
@@ -411,12 +409,5 @@ func (v *validator) manifestPaths(m Manifest) {
 			v.fail(at, "probe.manifest.paths entry %d repeats %q", i+1, p)
 		}
 		seen[p] = true
-	}
-	if len(m.Paths) > 1 && (c.Release.ManifestFile != "" || c.Release.Record != "") {
-		key := "release.manifest_file"
-		if c.Release.Record != "" {
-			key = "release.record"
-		}
-		v.fail(key, "%s holds one manifest, and probe.manifest.paths lists %d: omit it, and each path is judged by the fleet's consensus", key, len(m.Paths))
 	}
 }

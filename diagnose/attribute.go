@@ -24,7 +24,7 @@ type attributor struct {
 	// repo is the release's repository; tag its tag ("" for a digest reference).
 	repo, tag  string
 	platform   string
-	file       string // the manifest file inside images ("" when unknown: nothing is confirmed)
+	files      []string // the manifest files inside images (none when unknown: nothing is confirmed)
 	searchTags int
 
 	records map[string]recordResult // by repo@digest
@@ -67,7 +67,7 @@ func (a *attributor) attribute(ctx context.Context, g *model.DiagnosisGroup) {
 				continue
 			}
 			d, _ = model.CanonicalDigest(d)
-			if a.file == "" {
+			if len(a.files) == 0 {
 				at.How, at.Digest, at.Image = how, d, a.repo+"@"+d
 				at.Note = "release.manifest_file is not set: the image's manifest could not be read to confirm it"
 				at.Tags = a.tagsOf(d)
@@ -95,7 +95,7 @@ func (a *attributor) attribute(ctx context.Context, g *model.DiagnosisGroup) {
 		}
 		return
 	}
-	if a.file != "" && a.searchTags > 0 {
+	if len(a.files) > 0 && a.searchTags > 0 {
 		a.list(ctx)
 		for _, t := range a.catalog {
 			r := a.record(ctx, a.repo+"@"+t.set.Digest)
@@ -121,12 +121,12 @@ func matches(rec *model.ReleaseRecord, g *model.DiagnosisGroup) bool {
 		(g.ManifestSHA256 != "" && rec.ManifestSHA256 == g.ManifestSHA256)
 }
 
-// record reads the manifest file out of ref's image, once per reference.
+// record reads the manifest files out of ref's image, once per reference.
 func (a *attributor) record(ctx context.Context, ref string) recordResult {
 	if r, ok := a.records[ref]; ok {
 		return r
 	}
-	rec, err := a.client.Record(ctx, ref, a.platform, a.file)
+	rec, err := a.client.Record(ctx, ref, a.platform, a.files...)
 	if err != nil {
 		a.work.Errors = append(a.work.Errors, err.Error())
 	}

@@ -81,9 +81,12 @@ func Diagnose(ctx context.Context, cfg *config.Config, res Input, o Options) (*m
 		image = rec.Image
 	}
 	repo, tag := splitImage(image)
-	file := cfg.Release.ManifestFile
-	if file == "" && rec != nil {
-		file = rec.ManifestFile
+	files := []string(cfg.Release.ManifestFiles)
+	if len(files) == 0 && rec != nil {
+		files = rec.ManifestFiles
+		if rec.ManifestFile != "" {
+			files = []string{rec.ManifestFile}
+		}
 	}
 	base := o.Transport
 	if base == nil {
@@ -97,7 +100,7 @@ func Diagnose(ctx context.Context, cfg *config.Config, res Input, o Options) (*m
 	}
 	a := &attributor{
 		client: client, log: o.Logger, rel: rel, repo: repo, tag: tag, platform: cfg.Release.Platform,
-		file: file, searchTags: *cfg.Diagnose.SearchTags,
+		files: files, searchTags: *cfg.Diagnose.SearchTags,
 		records: map[string]recordResult{}, work: &d.Registry,
 	}
 	for i := range d.Groups {

@@ -91,6 +91,13 @@ type ReleaseRecord struct {
 	Assets           int            `json:"assets"`
 	RecordedAt       time.Time      `json:"recorded_at"`
 	PolygraphVersion string         `json:"polygraph_version,omitempty"`
+
+	// ManifestFiles replaces ManifestFile when the instances serve several manifests
+	// (probe.manifest.paths): the files read from the image, and ManifestPaths the URL path
+	// each is served at, in the same order. ManifestSHA256 and AssetsSHA256 are then those of
+	// an instance serving them all (manifest.CombinedSHA256, manifest.Union).
+	ManifestFiles []string `json:"manifest_files,omitempty"`
+	ManifestPaths []string `json:"manifest_paths,omitempty"`
 }
 
 // RecordSchema is the schema name of release records.

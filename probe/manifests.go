@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,16 +14,16 @@ import (
 )
 
 // moreManifests fetches the manifests of probe.manifest.paths after the first, whose parse
-// first holds, and folds them into obs: the asset set is their union, ManifestSHA256 a hash of
-// every path with its manifest's hash (so instances compare equal only when every manifest
-// is the same), the format every format read. A path that gives no usable answer makes the
-// instance unreachable (unknown, not wrong); one that is no usable manifest makes it
-// manifest-invalid, naming the path.
+// first holds, and folds them into obs: the asset set is their union (manifest.Union),
+// ManifestSHA256 manifest.CombinedSHA256 of every path with its manifest's hash (so instances
+// compare equal only when every manifest is the same, and a release record read from the
+// image's files hashes the same), the format every format read. A path that gives no usable
+// answer makes the instance unreachable (unknown, not wrong); one that is no usable manifest
+// makes it manifest-invalid, naming the path.
 func (p *Prober) moreManifests(ctx context.Context, in *instance, obs *model.Observation, first *parsed) {
 	o := &p.o
 	parts := []*parsed{first}
-	var ident strings.Builder
-	fmt.Fprintf(&ident, "%s %s\n", o.manifestPath, obs.ManifestSHA256)
+	ident := []manifest.Served{{Path: o.manifestPath, SHA256: obs.ManifestSHA256}}
 	for _, path := range o.morePaths {
 		u := o.scheme + "://" + in.t.Address + path
 		r := in.get(ctx, path)
@@ -52,11 +51,10 @@ func (p *Prober) moreManifests(ctx context.Context, in *instance, obs *model.Obs
 			return
 		}
 		obs.ManifestBytes += int64(len(r.body))
-		fmt.Fprintf(&ident, "%s %s\n", path, hexSum)
+		ident = append(ident, manifest.Served{Path: path, SHA256: hexSum})
 		parts = append(parts, pm)
 	}
-	id := sha256.Sum256([]byte(ident.String()))
-	u := p.union(hex.EncodeToString(id[:]), parts)
+	u := p.union(manifest.CombinedSHA256(ident), parts)
 	obs.ManifestSHA256 = u.sum // one copy per combination, shared by its instances
 	limit := o.maxAssets
 	if limit <= 0 {
@@ -70,8 +68,8 @@ func (p *Prober) moreManifests(ctx context.Context, in *instance, obs *model.Obs
 	obs.ManifestFormat, obs.Assets, obs.AssetsSHA256, obs.SkippedAssets = u.format, u.assets, u.assetsHash, u.skipped
 }
 
-// union merges parsed manifests once per distinct combination: their assets sorted by ref and
-// unique (the first non-empty integrity kept, as within one manifest), formats joined by "+".
+// union merges parsed manifests once per distinct combination: their assets as manifest.Union
+// gives them, formats joined by "+".
 func (p *Prober) union(key string, parts []*parsed) *parsed {
 	p.mu.Lock()
 	u, ok := p.unions[key]
@@ -82,30 +80,17 @@ func (p *Prober) union(key string, parts []*parsed) *parsed {
 	p.mu.Unlock()
 	u.once.Do(func() {
 		var formats []string
-		n := 0
 		for _, pm := range parts {
-			n += len(pm.assets)
 			u.skipped += pm.skipped
 			if !slices.Contains(formats, pm.format) {
 				formats = append(formats, pm.format)
 			}
 		}
-		all := make([]model.Asset, 0, n)
-		for _, pm := range parts {
-			all = append(all, pm.assets...)
+		lists := make([][]model.Asset, len(parts))
+		for i, pm := range parts {
+			lists[i] = pm.assets
 		}
-		slices.SortStableFunc(all, func(a, b model.Asset) int { return strings.Compare(a.Ref, b.Ref) })
-		out := all[:0]
-		for _, a := range all {
-			if k := len(out); k > 0 && out[k-1].Ref == a.Ref {
-				if out[k-1].Integrity == "" {
-					out[k-1].Integrity = a.Integrity
-				}
-				continue
-			}
-			out = append(out, a)
-		}
-		u.assets = slices.Clip(out)
+		u.assets = manifest.Union(lists...)
 		u.format = strings.Join(formats, "+")
 		u.assetsHash = manifest.AssetsSHA256(u.assets)
 	})

@@ -60,6 +60,7 @@ type options struct {
 	insecure    []string
 	format      manifest.Format
 	manifest    *manifest.Options
+	paths       []string
 }
 
 // WithKeychain sets where credentials come from. The default is Keychain(): the Docker config
@@ -112,6 +113,13 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // Path "/" plus the file's base name.
 func WithManifestFormat(f manifest.Format, opts manifest.Options) Option {
 	return func(o *options) { o.format, o.manifest = f, &opts }
+}
+
+// WithManifestPaths sets the URL path each manifest file is served at when Record reads
+// several (probe.manifest.paths), in the order of the files: each is parsed with the options of
+// WithManifestFormat and its own Path. The default is none: Record then reads one file.
+func WithManifestPaths(paths ...string) Option {
+	return func(o *options) { o.paths = append([]string(nil), paths...) }
 }
 
 // New makes a Client.

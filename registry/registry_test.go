@@ -368,6 +368,8 @@ func TestLoadRecord(t *testing.T) {
 		{name: "unknown field", body: `{"schema":"polygraph.release/v1","digest":"sha256:1","extra":1}`, err: "unknown field"},
 		{name: "no digest", body: `{"schema":"polygraph.release/v1"}`, err: "no digest"},
 		{name: "not json", body: `<html>`, err: "invalid character"},
+		{name: "files without paths", body: `{"schema":"polygraph.release/v1","digest":"sha256:1","manifest_files":["/a","/b"],"manifest_paths":["/a"]}`, err: "2 manifest_files but 1 manifest_paths"},
+		{name: "file and files", body: `{"schema":"polygraph.release/v1","digest":"sha256:1","manifest_file":"/a","manifest_files":["/a","/b"],"manifest_paths":["/a","/b"]}`, err: "both manifest_file and manifest_files"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

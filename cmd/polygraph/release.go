@@ -22,13 +22,13 @@ func init() {
 			Subcommands: []*cli.Command{{
 				Name:      "record",
 				Usage:     "resolve an image and write its release record (run in CI right after the push)",
-				UsageText: "polygraph release record --image REF [--manifest-file PATH_IN_IMAGE] [--platform os/arch] [-o|--output FILE]",
+				UsageText: "polygraph release record --image REF [--manifest-file PATH_IN_IMAGE]... [--platform os/arch] [-o|--output FILE]",
 				Description: "Resolves the image to its release digest set, reads the served manifest out of the image and\n" +
 					"writes the release record (schema polygraph.release/v1). Defaults come from the config's release:\n" +
 					"section when a config is given. Exit 3 when the registry, the image or the file cannot be read.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "image", Usage: "image reference, tag or digest (default: release.image)", EnvVars: env("image")},
-					&cli.StringFlag{Name: "manifest-file", Usage: "absolute path of the served manifest inside the image (default: release.manifest_file)", EnvVars: env("manifest-file")},
+					&cli.StringSliceFlag{Name: "manifest-file", Usage: "absolute path of the served manifest inside the image (default: release.manifest_file); repeated, one per probe.manifest.paths entry in the same order", EnvVars: env("manifest-file")},
 					&cli.StringFlag{Name: "platform", Usage: "os/arch[/variant] whose manifest file is read (default: release.platform, else linux/amd64)", EnvVars: env("platform")},
 					// -o/--output as in every command; POLYGRAPH_OUT only, since POLYGRAPH_OUTPUT names
 					// the output format of verify and policy check.
@@ -58,18 +58,18 @@ func releaseRecord(c *cli.Context) error {
 	if image == "" {
 		return usageErr(errors.New("no image: pass --image REF (or set release.image in the config)"))
 	}
-	file := releaseFirst(c.String("manifest-file"), cfg.Release.ManifestFile)
-	if file == "" {
-		return usageErr(errors.New("no manifest file: pass --manifest-file PATH_IN_IMAGE (or set release.manifest_file in the config)"))
+	files := c.StringSlice("manifest-file")
+	if len(files) == 0 {
+		files = cfg.Release.ManifestFiles
 	}
-	if !strings.HasPrefix(file, "/") {
-		return usageErr(fmt.Errorf("--manifest-file must be an absolute path inside the image, got %q", file))
+	if err := checkManifestFiles(files, cfg.Probe.Manifest.Paths); err != nil {
+		return usageErr(err)
 	}
 	platform := releaseFirst(c.String("platform"), cfg.Release.Platform, registry.DefaultPlatform)
 
 	// The flags win over the config; the client then hashes the asset set exactly as verify's
 	// prober will, from the same settings.
-	cfg.Release.Image, cfg.Release.ManifestFile, cfg.Release.Platform = image, file, platform
+	cfg.Release.Image, cfg.Release.ManifestFiles, cfg.Release.Platform = image, files, platform
 	var opts []registry.Option
 	switch dir := c.String("cache-dir"); dir {
 	case "":
@@ -84,7 +84,7 @@ func releaseRecord(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
-	rec, err := client.Record(ctx, image, platform, file)
+	rec, err := client.Record(ctx, image, platform, files...)
 	if err != nil {
 		return releaseErr(err)
 	}
@@ -103,6 +103,27 @@ func releaseRecord(c *cli.Context) error {
 	}
 	if !g.quiet {
 		fmt.Fprintf(c.App.Writer, "recorded %s: %s (%d digests, %d assets) in %s\n", image, rec.Digest, len(rec.Digests), rec.Assets, out)
+	}
+	return nil
+}
+
+// checkManifestFiles checks the manifest files to record: absolute, one for a single served
+// manifest, one per probe.manifest.paths entry for several (a record of one manifest could not
+// judge instances serving several, nor the reverse).
+func checkManifestFiles(files, paths []string) error {
+	if len(files) == 0 {
+		return errors.New("no manifest file: pass --manifest-file PATH_IN_IMAGE (or set release.manifest_file in the config)")
+	}
+	for _, f := range files {
+		if !strings.HasPrefix(f, "/") {
+			return fmt.Errorf("--manifest-file must be an absolute path inside the image, got %q", f)
+		}
+	}
+	switch {
+	case len(paths) > 1 && len(files) != len(paths):
+		return fmt.Errorf("%d manifest files given, and probe.manifest.paths lists %d paths: give one --manifest-file per path, in the same order", len(files), len(paths))
+	case len(paths) <= 1 && len(files) > 1:
+		return fmt.Errorf("%d manifest files given, and the instances serve one manifest: list the URL paths they serve them at under probe.manifest.paths, in the same order", len(files))
 	}
 	return nil
 }

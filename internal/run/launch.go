@@ -159,7 +159,7 @@ func (l *Launches) verifyOnce(ctx context.Context, group string, target model.Ta
 			return unverified(fmt.Errorf("group %s has no InService instance to compare with (hook.expect is fleet)", group))
 		}
 		c := *l.cfg
-		c.Release = config.Release{Platform: l.cfg.Release.Platform, ManifestFile: l.cfg.Release.ManifestFile}
+		c.Release = config.Release{Platform: l.cfg.Release.Platform, ManifestFiles: l.cfg.Release.ManifestFiles}
 		cfg = &c
 		ro.Targets = append(ro.Targets, peers...)
 	} else if ro.Release, ro.ReleaseExtra, err = l.resolveRelease(vctx); err != nil {

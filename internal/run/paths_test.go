@@ -97,14 +97,14 @@ func TestManifestPaths(t *testing.T) {
 	}
 }
 
-// TestManifestPathsConfig: paths are validated with the file and line, and a release that holds
-// one manifest (record, manifest_file) is refused with several paths rather than misjudged.
+// TestManifestPathsConfig: paths are validated with the file and line, and a
+// release.manifest_file that does not give one file per path is refused rather than misjudged.
 func TestManifestPathsConfig(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
 		{"probe:\n  manifest:\n    path: /a.json\n    paths: [/b.json]\n", "polygraph.yaml:4: probe.manifest.path and probe.manifest.paths are exclusive"},
 		{"probe:\n  manifest:\n    paths: [/a.json, b.json]\n", "polygraph.yaml:3: probe.manifest.paths entry 2 must start with /"},
 		{"probe:\n  manifest:\n    paths: [/a.json, /a.json]\n", "polygraph.yaml:3: probe.manifest.paths entry 2 repeats"},
-		{"release:\n  image: r/x:v1\n  manifest_file: /app/a.json\nprobe:\n  manifest:\n    paths: [/a.json, /b.json]\n", "polygraph.yaml:3: release.manifest_file holds one manifest"},
+		{"release:\n  image: r/x:v1\n  manifest_file: /app/a.json\nprobe:\n  manifest:\n    paths: [/a.json, /b.json]\n", "polygraph.yaml:3: release.manifest_file lists 1 file and probe.manifest.paths 2 paths"},
 		{"cdn:\n  exclude: [static/x]\n", "polygraph.yaml:2: cdn.exclude entry \"static/x\": must be a root-relative path"},
 		{"cdn:\n  exclude: ['/a**/x']\n", "polygraph.yaml:2: cdn.exclude entry \"/a**/x\": ** must be a whole path segment"},
 		{"probe:\n  manifest:\n    max_assets: -1\n", "polygraph.yaml:3: probe.manifest.max_assets must be at least 1"},

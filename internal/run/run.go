@@ -461,8 +461,8 @@ func RegistryClient(cfg *config.Config, logger *slog.Logger, version string, ext
 
 // ResolveRelease finds the expected release. With release.record, the record is the truth and
 // the tag is resolved again only to catch a re-push (tag-moved). With release.image alone, the
-// registry is the truth: its digest set and, with release.manifest_file, the manifest inside
-// the image. With neither, the fleet's consensus is.
+// registry is the truth: its digest set and, with release.manifest_file, the manifest (or one
+// per probe.manifest.paths entry) inside the image. With neither, the fleet's consensus is.
 func ResolveRelease(ctx context.Context, cfg *config.Config, logger *slog.Logger, version string, extra ...registry.Option) (*model.Release, []model.Finding, error) {
 	r := cfg.Release
 	if r.Record == "" && r.Image == "" {
@@ -476,6 +476,9 @@ func ResolveRelease(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		rec, err := registry.LoadRecord(r.Record)
 		if err != nil {
 			return nil, nil, &config.Error{Msg: err.Error()}
+		}
+		if err := registry.CheckRecordPaths(rec, cfg.Probe.Manifest.Paths); err != nil {
+			return nil, nil, &config.Error{File: cfg.File, Msg: fmt.Sprintf("release.record %s: %v", r.Record, err)}
 		}
 		rel := model.FromRecord(rec, r.Version)
 		image := rec.Image
@@ -500,8 +503,8 @@ func ResolveRelease(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		}
 		return rel, nil, nil
 	}
-	if r.ManifestFile != "" {
-		rec, err := client.Record(ctx, r.Image, r.Platform, r.ManifestFile)
+	if len(r.ManifestFiles) > 0 {
+		rec, err := client.Record(ctx, r.Image, r.Platform, r.ManifestFiles...)
 		if err != nil {
 			return nil, nil, &UnverifiableError{Reason: "resolving the release from the registry", Err: err}
 		}
