@@ -147,6 +147,10 @@ type Hook struct {
 	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
 	Expect            string   `yaml:"expect"`
 	OnError           string   `yaml:"on_error"`
+	// Concurrency is how many messages `hook serve` handles at once.
+	Concurrency int `yaml:"concurrency"`
+	// DrainTimeout is how long `hook serve` lets in-flight actions finish after SIGTERM.
+	DrainTimeout Duration `yaml:"drain_timeout"`
 }
 
 // Policy configures `policy check`.
@@ -177,16 +181,18 @@ type Diagnose struct {
 
 // Defaults.
 const (
-	DefaultSearchTags     = 20
-	MaxSearchTags         = 1000
-	DefaultConcurrency    = 64
-	DefaultTimeout        = 5 * time.Second
-	DefaultRetries        = 3
-	DefaultRetryBudget    = 0.2
-	DefaultCDNConcurrency = 32
-	DefaultExpiryWarning  = 336 * time.Hour
-	DefaultMaxBody        = 16 << 20
-	DefaultPlatform       = "linux/amd64"
-	DefaultManifestPath   = "/asset-manifest.json"
-	DefaultMaxAssets      = 100000
+	DefaultSearchTags      = 20
+	MaxSearchTags          = 1000
+	DefaultConcurrency     = 64
+	DefaultTimeout         = 5 * time.Second
+	DefaultRetries         = 3
+	DefaultRetryBudget     = 0.2
+	DefaultCDNConcurrency  = 32
+	DefaultExpiryWarning   = 336 * time.Hour
+	DefaultMaxBody         = 16 << 20
+	DefaultPlatform        = "linux/amd64"
+	DefaultManifestPath    = "/asset-manifest.json"
+	DefaultMaxAssets       = 100000
+	DefaultHookConcurrency = 4
+	DefaultDrainTimeout    = 30 * time.Second
 )

@@ -103,6 +103,12 @@ func (c *Config) setDefaults() {
 	if h.OnError == "" {
 		h.OnError = "abandon"
 	}
+	if h.Concurrency == 0 {
+		h.Concurrency = DefaultHookConcurrency
+	}
+	if h.DrainTimeout == 0 {
+		h.DrainTimeout = Duration(DefaultDrainTimeout)
+	}
 	if c.Diagnose.SearchTags == nil {
 		n := DefaultSearchTags
 		c.Diagnose.SearchTags = &n
@@ -255,6 +261,9 @@ func (v *validator) validate() {
 		if err := checkGlob(g, true); err != "" {
 			v.fail(fmt.Sprintf("cdn.exclude.%d", i), "cdn.exclude entry %q: %s", g, err)
 		}
+	}
+	if c.Hook.Concurrency < 1 {
+		v.fail("hook.concurrency", "hook.concurrency must be at least 1, got %d", c.Hook.Concurrency)
 	}
 	if n := *c.Diagnose.SearchTags; n < 0 || n > MaxSearchTags {
 		v.fail("diagnose.search_tags", "diagnose.search_tags must be between 0 and %d, got %d", MaxSearchTags, n)

@@ -34,17 +34,17 @@ type TargetGroupsOptions struct {
 type TargetGroups struct {
 	groupsOp func(context.Context, *elb.DescribeTargetGroupsInput, ...func(*elb.Options)) (*elb.DescribeTargetGroupsOutput, error)
 	healthOp func(context.Context, *elb.DescribeTargetHealthInput, ...func(*elb.Options)) (*elb.DescribeTargetHealthOutput, error)
-	describe describeInstances
+	ec2      ec2Ops
 	o        TargetGroupsOptions
 }
 
 // NewTargetGroups returns the target group source; instance targets are looked up through
-// ec2c. It keeps the three operations it calls, never the clients (see describeInstances).
+// ec2c. It keeps the three operations it calls, never the clients (see ec2Ops).
 func NewTargetGroups(elbc *elb.Client, ec2c *ec2.Client, o TargetGroupsOptions) *TargetGroups {
 	if o.Address == "" {
 		o.Address = "private_ip"
 	}
-	return &TargetGroups{groupsOp: elbc.DescribeTargetGroups, healthOp: elbc.DescribeTargetHealth, describe: ec2c.DescribeInstances, o: o}
+	return &TargetGroups{groupsOp: elbc.DescribeTargetGroups, healthOp: elbc.DescribeTargetHealth, ec2: ec2Ops{ec2c.DescribeInstances}, o: o}
 }
 
 // Name returns "target_groups".
@@ -141,7 +141,7 @@ func (g *TargetGroups) describeGroups(ctx context.Context) ([]elbTargetGroup, er
 	var groups []elbTargetGroup
 	for start := 0; start < len(g.o.ARNs); start += 20 {
 		batch := g.o.ARNs[start:min(start+20, len(g.o.ARNs))]
-		// Pages are walked by hand, not with the SDK's paginator: see describeInstances.
+		// Pages are walked by hand, not with the SDK's paginator: see ec2Ops.
 		in := &elb.DescribeTargetGroupsInput{TargetGroupArns: batch}
 		for in != nil {
 			page, err := g.groupsOp(ctx, in)
@@ -213,7 +213,7 @@ func (g *TargetGroups) instances(ctx context.Context, regs []*registered) (map[s
 			ids = append(ids, r.id)
 		}
 	}
-	return lookup(ctx, g.describe, ids, g.o.Region)
+	return lookup(ctx, g.ec2, ids, g.o.Region)
 }
 
 // groupName is the name part of arn:aws:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID.

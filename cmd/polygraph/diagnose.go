@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,9 +40,9 @@ func diagnoseAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	output := c.String("output")
-	if !slices.Contains(report.DiagnosisFormats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.DiagnosisFormats, ", "), output))
+	output, err := outputFormat(c, report.DiagnosisFormats)
+	if err != nil {
+		return err
 	}
 	cfg, err := g.loadConfig(true)
 	if err != nil {
@@ -81,43 +77,9 @@ func diagnoseFinish(ctx context.Context, w io.Writer, cfg *config.Config, res *r
 		return unverifiable(fmt.Errorf("writing the diagnosis: %w", err))
 	}
 	if reportFile != "" {
-		if err := writeDiagnosis(reportFile, d); err != nil {
+		if err := writeAtomic(reportFile, func(w io.Writer) error { return report.RenderDiagnosisJSON(w, d) }); err != nil {
 			return unverifiable(err)
 		}
 	}
-	switch code := rep.ExitCode(threshold); {
-	case code == model.ExitOK:
-		return nil
-	case code == model.ExitUnverifiable && runErr != nil:
-		return unverifiable(runErr)
-	case code == model.ExitUnverifiable:
-		return unverifiable(errors.New(rep.Error))
-	default:
-		return &exitError{code: code}
-	}
-}
-
-// writeDiagnosis writes the JSON diagnosis atomically (a temporary file beside path, renamed
-// over it), so a diagnosis from an earlier run never survives as if it were this one's.
-func writeDiagnosis(path string, d *model.Diagnosis) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if err := report.RenderDiagnosisJSON(f, d); err != nil {
-		f.Close()
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	return nil
+	return reportExit(rep, runErr, threshold)
 }

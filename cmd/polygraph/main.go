@@ -95,7 +95,8 @@ func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	var se *SignalError
-	if errors.As(context.Cause(ctx), &se) {
+	var ee *exitError
+	if errors.As(context.Cause(ctx), &se) && !(errors.As(err, &ee) && ee.stopped) {
 		// Whatever the command made of its cancelled context, the run was interrupted.
 		fmt.Fprintf(stderr, "polygraph: %v\n", se)
 		return se.ExitCode()
@@ -195,6 +196,9 @@ func commonFlags() []cli.Flag {
 type exitError struct {
 	code int
 	err  error
+	// stopped says the command ended on SIGINT/SIGTERM as its normal way of stopping (hook
+	// serve drains and exits 0 or 1): its code stands instead of 130/143.
+	stopped bool
 }
 
 func (e *exitError) Error() string {

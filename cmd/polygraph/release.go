@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -99,7 +98,7 @@ func releaseRecord(c *cli.Context) error {
 		_, err = c.App.Writer.Write(b)
 		return err
 	}
-	if err := releaseWriteFile(out, b); err != nil {
+	if err := writeAtomic(out, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return unverifiable(fmt.Errorf("writing the release record: %w", err))
 	}
 	if !g.quiet {
@@ -117,33 +116,6 @@ func releaseErr(err error) error {
 		return usageErr(err)
 	}
 	return unverifiable(err)
-}
-
-// releaseWriteFile writes b to path through a temporary file, so a failed run never leaves a
-// truncated record behind.
-func releaseWriteFile(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".release-*.json")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
 
 func releaseFirst(vals ...string) string {

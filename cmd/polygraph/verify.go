@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -61,9 +59,9 @@ func verifyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	output := c.String("output")
-	if !slices.Contains(report.Formats, output) {
-		return usageErr(fmt.Errorf("--output must be one of %s, got %q", strings.Join(report.Formats, ", "), output))
+	output, err := outputFormat(c, report.Formats)
+	if err != nil {
+		return err
 	}
 	cfg, err := g.loadConfig(true)
 	if err != nil {
@@ -90,45 +88,11 @@ func finish(w io.Writer, rep *model.Report, runErr error, output, reportFile str
 		return unverifiable(fmt.Errorf("writing the report: %w", err))
 	}
 	if reportFile != "" {
-		if err := writeReport(reportFile, rep); err != nil {
+		if err := writeAtomic(reportFile, func(w io.Writer) error { return report.RenderJSON(w, rep) }); err != nil {
 			return unverifiable(err)
 		}
 	}
-	switch code := rep.ExitCode(threshold); {
-	case code == model.ExitOK:
-		return nil
-	case code == model.ExitUnverifiable && runErr != nil:
-		return unverifiable(runErr)
-	case code == model.ExitUnverifiable:
-		return unverifiable(errors.New(rep.Error))
-	default:
-		return &exitError{code: code}
-	}
-}
-
-// writeReport writes the JSON report atomically: to a temporary file beside path, then renamed
-// over it, so a report from an earlier run never survives as if it were this one's.
-func writeReport(path string, rep *model.Report) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	defer os.Remove(f.Name()) // after a successful rename there is nothing left to remove
-	if err := report.RenderJSON(f, rep); err != nil {
-		f.Close()
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing --report %s: %w", path, err)
-	}
-	return nil
+	return reportExit(rep, runErr, threshold)
 }
 
 // progressBar draws probing progress on stderr when it is a terminal and not --quiet.

@@ -60,7 +60,7 @@ func Classify(pkg string) (layer Layer, family string, ok bool) {
 		return Leaf, first, true
 	case contains(stages, first):
 		return Stage, first, true
-	case first == "cmd" || first == "bench":
+	case first == "cmd" || first == "bench" || first == "examples":
 		return Command, first, true
 	case first == "internal" && (rest == "run" || strings.HasPrefix(rest, "run/")):
 		return Pipeline, "internal/run", true

@@ -71,6 +71,11 @@ type Options struct {
 	// Budget is the retry budget the probe and CDN stages share; nil gives each stage called
 	// alone its own, and Run one for the whole run.
 	Budget *probe.Budget
+	// Release, when set, is the expected release, resolved earlier with ResolveRelease;
+	// ReleaseExtra the findings raised then (tag-moved). The lifecycle hook resolves it once
+	// for a burst of launches.
+	Release      *model.Release
+	ReleaseExtra []model.Finding
 }
 
 func (o *Options) defaults() {
@@ -133,7 +138,9 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 		}
 		return res, err
 	}
-	if res.Release, res.Extra, err = ResolveRelease(ctx, cfg, o.Logger, o.Version, o.Registry...); err != nil {
+	if o.Release != nil {
+		res.Release, res.Extra = o.Release, o.ReleaseExtra
+	} else if res.Release, res.Extra, err = ResolveRelease(ctx, cfg, o.Logger, o.Version, o.Registry...); err != nil {
 		return fail(err)
 	}
 	res.Targets = o.Targets
