@@ -6,8 +6,12 @@ import (
 )
 
 // containerRe is what a container name, ID or label selector may look like: it is quoted into
-// the script SSM runs, so nothing a shell would interpret is accepted.
-var containerRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/=-]{0,255}$`)
+// the script SSM runs, so nothing a shell would interpret is accepted. At most 256 characters
+// (validContainer): written as a {0,255} repetition, the expression compiled into 255 nested
+// copies at every start of polygraph, 3,700 allocations and 0.28 MB.
+var containerRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/=-]*$`)
+
+func validContainer(c string) bool { return len(c) <= 256 && containerRe.MatchString(c) }
 
 // runtime validates probe.runtime (and the probe.digest.source ssm|docker shorthand, which it
 // turns into probe.runtime), probe.digest.tag and the AWS-only digest sources.
@@ -45,7 +49,7 @@ func (v *validator) runtime() {
 	switch {
 	case r.Container == "":
 		v.fail(base, "%s.source %s needs container", base, r.Source)
-	case !containerRe.MatchString(r.Container):
+	case !validContainer(r.Container):
 		v.fail(base+".container", "%s.container %q must be a container name, an ID or label=KEY=VALUE", base, r.Container)
 	}
 	switch r.Source {

@@ -17,9 +17,10 @@ func (e *EC2) Instances(ctx context.Context, ids []string) ([]model.Target, erro
 	var out []model.Target
 	for start := 0; start < len(ids); start += 1000 {
 		batch := ids[start:min(start+1000, len(ids))]
-		p := ec2.NewDescribeInstancesPaginator(e.client, &ec2.DescribeInstancesInput{InstanceIds: batch})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
+		// Pages are walked by hand, not with the SDK's paginator: see ec2Ops.
+		in := &ec2.DescribeInstancesInput{InstanceIds: batch}
+		for in != nil {
+			page, err := e.api.DescribeInstances(ctx, in)
 			if err != nil {
 				return nil, awsconf.Wrap(err, e.o.Region)
 			}
@@ -28,6 +29,7 @@ func (e *EC2) Instances(ctx context.Context, ids []string) ([]model.Target, erro
 					out = append(out, instanceTarget(inst, e.o.Address, e.o.Port, e.o.DigestTag))
 				}
 			}
+			in = nextInstancesPage(in, page)
 		}
 	}
 	return out, nil

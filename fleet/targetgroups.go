@@ -17,12 +17,6 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 )
 
-// ELBv2API is the part of the ELBv2 client the target group source calls.
-type ELBv2API interface {
-	DescribeTargetGroups(ctx context.Context, in *elb.DescribeTargetGroupsInput, opts ...func(*elb.Options)) (*elb.DescribeTargetGroupsOutput, error)
-	DescribeTargetHealth(ctx context.Context, in *elb.DescribeTargetHealthInput, opts ...func(*elb.Options)) (*elb.DescribeTargetHealthOutput, error)
-}
-
 // TargetGroupsOptions say which target groups to list and how instance targets are addressed.
 type TargetGroupsOptions struct {
 	// Region names the region in errors.
@@ -38,18 +32,19 @@ type TargetGroupsOptions struct {
 
 // TargetGroups lists every target registered in ELBv2 target groups, whatever its health.
 type TargetGroups struct {
-	elb ELBv2API
-	ec2 ec2.DescribeInstancesAPIClient
-	o   TargetGroupsOptions
+	groupsOp func(context.Context, *elb.DescribeTargetGroupsInput, ...func(*elb.Options)) (*elb.DescribeTargetGroupsOutput, error)
+	healthOp func(context.Context, *elb.DescribeTargetHealthInput, ...func(*elb.Options)) (*elb.DescribeTargetHealthOutput, error)
+	ec2      ec2Ops
+	o        TargetGroupsOptions
 }
 
 // NewTargetGroups returns the target group source; instance targets are looked up through
-// ec2c.
-func NewTargetGroups(elbc ELBv2API, ec2c ec2.DescribeInstancesAPIClient, o TargetGroupsOptions) *TargetGroups {
+// ec2c. It keeps the three operations it calls, never the clients (see ec2Ops).
+func NewTargetGroups(elbc *elb.Client, ec2c *ec2.Client, o TargetGroupsOptions) *TargetGroups {
 	if o.Address == "" {
 		o.Address = "private_ip"
 	}
-	return &TargetGroups{elb: elbc, ec2: ec2c, o: o}
+	return &TargetGroups{groupsOp: elbc.DescribeTargetGroups, healthOp: elbc.DescribeTargetHealth, ec2: ec2Ops{ec2c.DescribeInstances}, o: o}
 }
 
 // Name returns "target_groups".
@@ -75,7 +70,7 @@ func (g *TargetGroups) Targets(ctx context.Context) ([]model.Target, error) {
 	byKey := map[string]*registered{}
 	for _, tg := range groups {
 		name := groupName(aws.ToString(tg.TargetGroupArn))
-		out, err := g.elb.DescribeTargetHealth(ctx, &elb.DescribeTargetHealthInput{TargetGroupArn: tg.TargetGroupArn})
+		out, err := g.healthOp(ctx, &elb.DescribeTargetHealthInput{TargetGroupArn: tg.TargetGroupArn})
 		if err != nil {
 			return nil, g.notFound(err, aws.ToString(tg.TargetGroupArn))
 		}
@@ -146,9 +141,10 @@ func (g *TargetGroups) describeGroups(ctx context.Context) ([]elbTargetGroup, er
 	var groups []elbTargetGroup
 	for start := 0; start < len(g.o.ARNs); start += 20 {
 		batch := g.o.ARNs[start:min(start+20, len(g.o.ARNs))]
-		p := elb.NewDescribeTargetGroupsPaginator(g.elb, &elb.DescribeTargetGroupsInput{TargetGroupArns: batch})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
+		// Pages are walked by hand, not with the SDK's paginator: see ec2Ops.
+		in := &elb.DescribeTargetGroupsInput{TargetGroupArns: batch}
+		for in != nil {
+			page, err := g.groupsOp(ctx, in)
 			if err != nil && awsconf.Code(err) == "TargetGroupNotFound" && len(batch) > 1 {
 				return nil, g.findMissing(ctx, batch, err)
 			}
@@ -163,16 +159,29 @@ func (g *TargetGroups) describeGroups(ctx context.Context) ([]elbTargetGroup, er
 				}
 				groups = append(groups, elbTargetGroup{TargetGroupArn: tg.TargetGroupArn, TargetType: string(tg.TargetType), Port: tg.Port})
 			}
+			in = nextGroupsPage(in, page)
 		}
 	}
 	return groups, nil
+}
+
+// nextGroupsPage returns the request for the page after page, or nil when page is the last
+// (no next marker, or the marker it was asked with again).
+func nextGroupsPage(in *elb.DescribeTargetGroupsInput, page *elb.DescribeTargetGroupsOutput) *elb.DescribeTargetGroupsInput {
+	next := aws.ToString(page.NextMarker)
+	if next == "" || next == aws.ToString(in.Marker) {
+		return nil
+	}
+	req := *in
+	req.Marker = aws.String(next)
+	return &req
 }
 
 // findMissing asks about each ARN of a batch that failed with TargetGroupNotFound, to name
 // the unknown ones.
 func (g *TargetGroups) findMissing(ctx context.Context, batch []string, batchErr error) error {
 	for _, arn := range batch {
-		_, err := g.elb.DescribeTargetGroups(ctx, &elb.DescribeTargetGroupsInput{TargetGroupArns: []string{arn}})
+		_, err := g.groupsOp(ctx, &elb.DescribeTargetGroupsInput{TargetGroupArns: []string{arn}})
 		if err != nil {
 			return g.notFound(err, arn)
 		}

@@ -154,3 +154,45 @@ func TestDockerHostTemplate(t *testing.T) {
 		t.Error("a unix socket host accepted: the Engine API is asked per instance over TCP")
 	}
 }
+
+func TestDockerEngineAnswersAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v" + DockerAPIVersion + "/containers/web/json":
+			w.Write([]byte(`{"Image": "sha256:` + strings.Repeat("a", 64) + `", "Config": {"Env": ["` + strings.Repeat("x", maxEngineAnswer) + `"]}}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"message": "No such image"}`))
+		}
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	src, err := NewDocker("web", WithDockerHost("tcp://{host}:"+port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.RunningDigests(context.Background(), []model.Target{{ID: "web-1", Address: "127.0.0.1:8080"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "over 4 MiB"; !strings.Contains(got[0].Unknown, want) || got[0].ImageID != "" {
+		t.Errorf("unknown = %q, want it to say %q", got[0].Unknown, want)
+	}
+}
+
+func TestDockerEngineErrorsCarryTheDaemonsMessage(t *testing.T) {
+	srv := httptest.NewServer(&engine{id: releaseID})
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	src, err := NewDocker("api", WithDockerHost("tcp://{host}:"+port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.RunningDigests(context.Background(), []model.Target{{ID: "web-1", Address: "127.0.0.1:8080"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "No such container: /v" + DockerAPIVersion + "/containers/api/json (HTTP 404)"; !strings.Contains(got[0].Unknown, want) {
+		t.Errorf("unknown = %q, want it to hold %q", got[0].Unknown, want)
+	}
+}

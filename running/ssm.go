@@ -19,12 +19,6 @@ import (
 	"github.com/polygraph-dev/polygraph/model"
 )
 
-// SSMAPI is the part of the SSM client the source calls.
-type SSMAPI interface {
-	SendCommand(ctx context.Context, in *ssm.SendCommandInput, opts ...func(*ssm.Options)) (*ssm.SendCommandOutput, error)
-	ListCommandInvocations(ctx context.Context, in *ssm.ListCommandInvocationsInput, opts ...func(*ssm.Options)) (*ssm.ListCommandInvocationsOutput, error)
-}
-
 // SSMOption tunes the SSM source.
 type SSMOption func(*ssmOptions)
 
@@ -63,16 +57,22 @@ func WithSSMLogger(l *slog.Logger) SSMOption { return func(o *ssmOptions) { o.lo
 // SSM reads running digests by running a read-only script through AWS Systems Manager
 // (AWS-RunShellScript) on the instances.
 type SSM struct {
-	client    SSMAPI
-	container string
-	o         ssmOptions
+	sendOp      func(context.Context, *ssm.SendCommandInput, ...func(*ssm.Options)) (*ssm.SendCommandOutput, error)
+	invocations func(context.Context, *ssm.ListCommandInvocationsInput, ...func(*ssm.Options)) (*ssm.ListCommandInvocationsOutput, error)
+	container   string
+	o           ssmOptions
 }
 
 // MaxInstancesPerCommand is SSM's limit of instance IDs in one SendCommand.
 const MaxInstancesPerCommand = 50
 
 // NewSSM returns the SSM source asking about container (a name, an ID or "label=KEY=VALUE").
-func NewSSM(client SSMAPI, container string, opts ...SSMOption) (*SSM, error) {
+// The source keeps the two operations it calls, never the client: a *ssm.Client in a field of
+// a value that becomes an interface (or in an interface itself) makes the linker keep every
+// SSM operation, because urfave/cli's help links text/template, which calls methods by name;
+// megabytes of code and of resident memory at every start. For the same reason the pages of
+// ListCommandInvocations are walked by hand rather than with the SDK's paginator.
+func NewSSM(client *ssm.Client, container string, opts ...SSMOption) (*SSM, error) {
 	o := ssmOptions{engine: "docker", pollFirst: 500 * time.Millisecond, pollMax: 5 * time.Second, commandTimeout: time.Minute, concurrency: 8}
 	for _, f := range opts {
 		f(&o)
@@ -86,7 +86,11 @@ func NewSSM(client SSMAPI, container string, opts ...SSMOption) (*SSM, error) {
 	if !ValidContainer(container) {
 		return nil, fmt.Errorf("container %q must be a name, an ID or label=KEY=VALUE", container)
 	}
-	return &SSM{client: client, container: container, o: o}, nil
+	s := &SSM{container: container, o: o}
+	if client != nil {
+		s.sendOp, s.invocations = client.SendCommand, client.ListCommandInvocations
+	}
+	return s, nil
 }
 
 // Name returns "ssm".
@@ -171,7 +175,7 @@ func (s *SSM) send(ctx context.Context, batch []string, unknown func(id, why str
 	if len(batch) == 0 {
 		return nil, nil
 	}
-	out, err := s.client.SendCommand(ctx, &ssm.SendCommandInput{
+	out, err := s.sendOp(ctx, &ssm.SendCommandInput{
 		DocumentName:   aws.String("AWS-RunShellScript"),
 		InstanceIds:    batch,
 		Comment:        aws.String("polygraph: read the image the " + s.container + " container runs"),
@@ -313,11 +317,9 @@ func (s *SSM) poll(ctx context.Context, cmds []*command, set func(string, func(*
 // list reads every page of a command's invocations. InvocationDoesNotExist means the
 // invocations are not visible yet: nothing to read this round.
 func (s *SSM) list(ctx context.Context, c *command, each func(types.CommandInvocation)) error {
-	p := ssm.NewListCommandInvocationsPaginator(s.client, &ssm.ListCommandInvocationsInput{
-		CommandId: aws.String(c.id), Details: true, MaxResults: aws.Int32(50),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	in := &ssm.ListCommandInvocationsInput{CommandId: aws.String(c.id), Details: true, MaxResults: aws.Int32(50)}
+	for {
+		page, err := s.invocations(ctx, in)
 		var notYet *types.InvocationDoesNotExist
 		if errors.As(err, &notYet) {
 			return nil
@@ -328,8 +330,14 @@ func (s *SSM) list(ctx context.Context, c *command, each func(types.CommandInvoc
 		for _, inv := range page.CommandInvocations {
 			each(inv)
 		}
+		next := aws.ToString(page.NextToken)
+		if next == "" || next == aws.ToString(in.NextToken) {
+			return nil
+		}
+		req := *in
+		req.NextToken = aws.String(next)
+		in = &req
 	}
-	return nil
 }
 
 // result reads one ended invocation.

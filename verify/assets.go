@@ -24,8 +24,10 @@ func (j *judge) assets() {
 	}
 	lists := map[string]*list{}
 	var order []string
+	i := -1
 	for o := range j.observations() {
-		if _, ok := j.keyOf[o.Target.ID]; !ok || len(o.Assets) == 0 {
+		i++
+		if _, ok := j.keyAt(i); !ok || len(o.Assets) == 0 {
 			continue
 		}
 		key := o.ManifestSHA256 + o.AssetsSHA256
@@ -100,7 +102,7 @@ func (j *judge) assets() {
 		switch ac.State {
 		case model.AssetMissing:
 			for _, id := range ids {
-				j.status[id] = model.StatusMismatch
+				j.mismatch(id)
 			}
 			j.add(model.Finding{Kind: model.KindAssetMissing, Severity: model.SeverityError, Instances: ids, URL: p.URL, Status: p.Status,
 				Message: fmt.Sprintf("%s answers %d: referenced by %d instance(s) (%s)", p.URL, p.Status, len(ids), list3(ids))})
@@ -130,7 +132,7 @@ func (j *judge) assets() {
 			}
 			if ic.Error != "" {
 				for _, id := range hids {
-					j.status[id] = model.StatusMismatch
+					j.mismatch(id)
 				}
 				j.add(model.Finding{Kind: model.KindAssetIntegrity, Severity: model.SeverityError, Instances: hids, URL: p.URL,
 					Message:  fmt.Sprintf("%s: the CDN's bytes do not match the hash the manifest of %d instance(s) (%s) carries: %s", p.URL, len(hids), list3(hids), ic.Error),

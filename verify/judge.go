@@ -95,10 +95,12 @@ func (j *judge) count() int {
 // gives the same report.
 func Judge(in Input) *model.Report {
 	// Per-instance state is sized once: growing maps and slices of 10,000 entries step by step
-	// would allocate each about twice over.
+	// would allocate each about twice over. Beside the report's instances it is one map entry
+	// (ID to position) and 4 bytes (the content key's number) per instance.
 	j := &judge{in: in, rel: model.Release{Source: model.SourceConsensus}}
 	n := j.count()
-	j.status, j.keyOf, j.insts = make(map[string]string, n), make(map[string]string, n), make([]model.Instance, 0, n)
+	j.insts, j.pos, j.keyIdx = make([]model.Instance, 0, n), make(map[string]int32, n), make([]int32, 0, n)
+	j.keyNum = map[string]int32{}
 	if in.Release != nil {
 		j.rel = *in.Release
 	}
@@ -126,18 +128,51 @@ type judge struct {
 	rel      model.Release
 	expected string // expected content key ("" unknown)
 	findings []model.Finding
-	insts    []model.Instance
-	grps     []model.Group
-	status   map[string]string // instance ID -> status
-	keyOf    map[string]string // instance ID -> content key
-	running  map[string]runningEvidence
+	// insts are the report's instances, one per observation in the same order: the i-th
+	// observation is insts[i], whose Status the checks below set.
+	insts []model.Instance
+	pos   map[string]int32 // instance ID -> position in insts
+	// keyIdx[i] numbers the content key of insts[i] in keys, -1 when it has none (it gave no
+	// usable manifest); distinct keys are few (one per build), instances many.
+	keyIdx  []int32
+	keys    []string
+	keyNum  map[string]int32
+	grps    []model.Group
+	running map[string]runningEvidence
 }
 
 func (j *judge) add(f model.Finding) { j.findings = append(j.findings, f) }
 
+// keyAt returns the content key of the i-th instance, and false when it has none.
+func (j *judge) keyAt(i int) (string, bool) {
+	if k := j.keyIdx[i]; k >= 0 {
+		return j.keys[k], true
+	}
+	return "", false
+}
+
+// setKey records the content key of the instance being added.
+func (j *judge) setKey(key string) {
+	k, ok := j.keyNum[key]
+	if !ok {
+		k = int32(len(j.keys))
+		j.keys = append(j.keys, key)
+		j.keyNum[key] = k
+	}
+	j.keyIdx[len(j.keyIdx)-1] = k
+}
+
+// mismatch marks the instance with this ID as mismatched.
+func (j *judge) mismatch(id string) {
+	if p, ok := j.pos[id]; ok {
+		j.insts[p].Status = model.StatusMismatch
+	}
+}
+
 func (j *judge) instances() {
 	for o := range j.observations() {
 		t := o.Target
+		j.keyIdx = append(j.keyIdx, -1)
 		inst := model.Instance{
 			ID: t.ID, Address: t.Address, Labels: t.Labels,
 			ReportedVersion: o.ReportedVersion, ReportedDigest: o.ReportedDigest, RunningDigest: j.running[t.ID].shown,
@@ -163,7 +198,7 @@ func (j *judge) instances() {
 			j.add(model.Finding{Kind: model.KindManifestInvalid, Severity: model.SeverityError, Instance: t.ID,
 				Message: fmt.Sprintf("%s serves no usable manifest: %s", t.ID, o.ManifestInvalid)})
 		default:
-			j.keyOf[t.ID] = j.in.Compare(o.ManifestSHA256, o.AssetsSHA256)
+			j.setKey(j.in.Compare(o.ManifestSHA256, o.AssetsSHA256))
 			var problems []string
 			if o.VersionError != "" {
 				problems = append(problems, "version claim: "+o.VersionError)
@@ -173,7 +208,7 @@ func (j *judge) instances() {
 			}
 			inst.Error = strings.Join(problems, "; ")
 		}
-		j.status[t.ID] = inst.Status
+		j.pos[t.ID] = int32(len(j.insts))
 		j.insts = append(j.insts, inst)
 	}
 }
@@ -182,8 +217,10 @@ func (j *judge) instances() {
 func (j *judge) groups() {
 	byKey := map[string]*model.Group{}
 	var order []*model.Group
+	i := -1
 	for o := range j.observations() {
-		key, ok := j.keyOf[o.Target.ID]
+		i++
+		key, ok := j.keyAt(i)
 		if !ok {
 			continue
 		}
@@ -216,13 +253,14 @@ func (j *judge) groups() {
 			j.rel.Source = model.SourceConsensus
 		}
 	}
-	idx := make(map[string]int, len(j.insts))
 	for n, g := range order {
 		g.ID = n + 1
 		key := j.in.Compare(g.ManifestSHA256, g.AssetsSHA256)
 		g.MatchesRelease = j.expected != "" && key == j.expected
 		for _, id := range g.Instances {
-			idx[id] = g.ID
+			if p, ok := j.pos[id]; ok {
+				j.insts[p].Group = g.ID
+			}
 		}
 		j.grps = append(j.grps, *g)
 		if !consensus || g.MatchesRelease {
@@ -236,21 +274,20 @@ func (j *judge) groups() {
 			Message:  fmt.Sprintf("%d instance(s) serve content that differs from the rest of the fleet (%s): %s", len(g.Instances), why, strings.Join(g.Instances, ", ")),
 			Evidence: map[string]string{"want": j.expected, "got": key}})
 		for _, id := range g.Instances {
-			j.status[id] = model.StatusMismatch
+			j.mismatch(id)
 		}
-	}
-	for i := range j.insts {
-		j.insts[i].Group = idx[j.insts[i].ID]
 	}
 	if consensus {
 		return
 	}
+	i = -1
 	for o := range j.observations() {
-		key, ok := j.keyOf[o.Target.ID]
+		i++
+		key, ok := j.keyAt(i)
 		if !ok || key == j.expected {
 			continue
 		}
-		j.status[o.Target.ID] = model.StatusMismatch
+		j.insts[i].Status = model.StatusMismatch
 		j.add(model.Finding{Kind: model.KindContentMismatch, Severity: model.SeverityError, Instance: o.Target.ID,
 			Message:  fmt.Sprintf("%s serves a manifest that differs from the release's (%s compared)", o.Target.ID, j.compareWord()),
 			Evidence: map[string]string{"want": j.expected, "got": key}})

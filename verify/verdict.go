@@ -37,7 +37,6 @@ func (j *judge) report() *model.Report {
 	})
 	for i := range r.Instances {
 		in := &r.Instances[i]
-		in.Status = j.status[in.ID]
 		r.Summary.Instances++
 		switch in.Status {
 		case model.StatusOK:

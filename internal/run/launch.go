@@ -53,7 +53,7 @@ type Launches struct {
 // NewLaunches returns a launch verifier over the EC2 and Auto Scaling clients of one
 // aws.Config. The config must name fleet.ec2: its address kind and port are how a launching
 // instance is addressed.
-func NewLaunches(cfg *config.Config, ec2c ec2.DescribeInstancesAPIClient, asgc autoscaling.DescribeAutoScalingGroupsAPIClient, o Options, lo LaunchOptions) (*Launches, error) {
+func NewLaunches(cfg *config.Config, ec2c *ec2.Client, asgc autoscaling.DescribeAutoScalingGroupsAPIClient, o Options, lo LaunchOptions) (*Launches, error) {
 	e := cfg.Fleet.EC2
 	if e == nil {
 		return nil, &config.Error{File: cfg.File, Msg: "hook needs fleet.ec2 (address and port): it is how the launching instance is addressed"}

@@ -157,6 +157,7 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 		if res.Targets, err = discover(ctx, cfg, o.AWS); err != nil {
 			return fail(err)
 		}
+		cfg = withoutStatic(cfg)
 	}
 	if len(res.Targets) == 0 {
 		return fail(&UnverifiableError{Reason: "no instances found in the configured fleet sources"})
@@ -201,6 +202,20 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 		return res, &UnverifiableError{Reason: res.Report.Error}
 	}
 	return res, nil
+}
+
+// withoutStatic returns cfg, or a shallow copy of it without the static fleet entries once
+// they are targets: the stages after discovery read the other sections only, and a caller
+// that no longer needs its config (verify) then lets the garbage collector take the entries
+// (56 bytes each, a megabyte at 18,000 instances) for the rest of the run. cfg itself is
+// left as it was.
+func withoutStatic(cfg *config.Config) *config.Config {
+	if len(cfg.Fleet.Static) == 0 {
+		return cfg
+	}
+	c := *cfg
+	c.Fleet.Static = nil
+	return &c
 }
 
 // Discover lists the targets of every fleet source the config names, merged and
