@@ -53,6 +53,40 @@ spec:
           containers:
           - {name: a, image: app:v1}
 `, KindKubernetes, []string{"10:30 app:v1"}},
+		{"kubernetes cronjob init containers", `apiVersion: batch/v1beta1
+kind: CronJob
+metadata: {name: c}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          initContainers: [{name: i, image: "init:v1"}]
+          containers: [{name: a, image: app:v1}]
+`, KindKubernetes, []string{"9:46 init:v1", "10:41 app:v1"}},
+		{"kubernetes job of another API group", `apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: j}
+spec:
+  tasks:
+  - name: ps
+    template:
+      spec:
+        containers: [{name: a, image: "tf:2"}]
+  - name: worker
+    template:
+      spec:
+        initContainers: [{name: i, image: "init:1"}]
+        containers: [{name: a, image: tf}]
+`, KindKubernetes, []string{"9:40 tf:2", "13:44 init:1", "14:39 tf"}},
+		{"kubernetes deployment of another API group", `apiVersion: apps.example.com/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  components:
+    web:
+      containers: [{name: a, image: "web:1"}]
+`, KindKubernetes, []string{"7:38 web:1"}},
 		{"kubernetes service has no images", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n", KindKubernetes, nil},
 		{"multi-document", "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{image: a:1}]\n---\napiVersion: v1\nkind: Pod\nspec:\n  containers: [{image: b:1}]\n",
 			KindKubernetes, []string{"4:24 a:1", "9:24 b:1"}},
