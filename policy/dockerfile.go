@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
 
 // isDockerfile recognises a Dockerfile: its first instruction (after comments and parser
@@ -17,160 +21,172 @@ func isDockerfile(data []byte) bool {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		word, _, _ := strings.Cut(t, " ")
-		word, _, _ = strings.Cut(word, "\t")
-		word = strings.ToUpper(word)
+		word := strings.ToUpper(t[:skipWord(t, 0)])
 		return word == "FROM" || word == "ARG"
 	}
 	return false
 }
 
-// dfToken is a word of a logical Dockerfile line with the position of its first character.
+// dfToken is a word of an instruction, as BuildKit's parser gives it, with the position of its
+// first character in the file.
 type dfToken struct {
 	text      string
 	line, col int
+	src       *dfLine // the logical line the word is in
+	off, end  int     // the byte offsets in src.text where the word was found and where it ends
 }
 
-// dfInstruction is one logical instruction (continuation lines joined).
+// dfInstruction is one instruction: for FROM and ARG its arguments, for COPY and RUN its
+// flags.
 type dfInstruction struct {
 	cmd    string // upper case
 	tokens []dfToken
 }
 
-// parseDockerfile splits a Dockerfile into instructions, handling parser directives (escape),
-// comments, line continuations and heredocs.
-func parseDockerfile(data []byte) []dfInstruction {
-	lines := strings.Split(strings.ReplaceAll(string(bytes.TrimPrefix(data, []byte("\ufeff"))), "\r\n", "\n"), "\n")
-	escape := byte('\\')
-	i := 0
-	// Parser directives: leading comments of the form "# key=value".
-	for ; i < len(lines); i++ {
-		t := strings.TrimSpace(lines[i])
-		if !strings.HasPrefix(t, "#") {
-			break
-		}
-		k, v, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(t, "#")), "=")
-		if !ok {
-			break
-		}
-		if strings.EqualFold(strings.TrimSpace(k), "escape") {
-			if v = strings.TrimSpace(v); v == "`" {
-				escape = '`'
-			}
-		}
+// dfLine is a logical line as BuildKit joins it (continuation characters removed, comment and
+// blank lines inside a continuation left out), with where each of its physical pieces is.
+type dfLine struct {
+	text   string
+	pieces []dfPiece
+}
+
+// dfPiece is the part of one physical line in a logical line.
+type dfPiece struct {
+	off  int // byte offset of the piece in the logical line
+	line int // 1-based line in the file
+	lead int // characters of the physical line before the piece
+}
+
+// parseDockerfile parses a Dockerfile with BuildKit's parser, which decides what an instruction
+// is (parser directives, the escape character, line continuations, heredocs, flags), and maps
+// the words of the instructions polygraph reads back to their positions in the file.
+func parseDockerfile(data []byte) ([]dfInstruction, error) {
+	res, err := parser.Parse(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
+	lines := strings.Split(string(bytes.TrimPrefix(data, []byte("\ufeff"))), "\n")
 	var out []dfInstruction
-	for i < len(lines) {
-		t := strings.TrimSpace(lines[i])
-		if t == "" || strings.HasPrefix(t, "#") {
-			i++
+	for _, n := range res.AST.Children {
+		cmd := strings.ToUpper(n.Value)
+		var words []string
+		switch cmd {
+		case "FROM", "ARG":
+			for a := n.Next; a != nil; a = a.Next {
+				words = append(words, a.Value)
+			}
+		case "COPY", "RUN":
+			words = n.Flags
+		default:
 			continue
 		}
-		// Gather the logical line.
-		var toks []dfToken
-		cur := dfToken{}
-		var text strings.Builder // of cur: a long token must not be built by repeated +=
-		inTok := false
-		for {
-			line := lines[i]
-			body := strings.TrimRight(line, " \t")
-			cont := len(body) > 0 && body[len(body)-1] == escape
-			if cont {
-				body = body[:len(body)-1]
-			}
-			for off, runes := 0, 0; off < len(body); runes++ {
-				r, size := utf8.DecodeRuneInString(body[off:])
-				if r == ' ' || r == '\t' {
-					if inTok {
-						cur.text = text.String()
-						toks = append(toks, cur)
-						inTok = false
-					}
-				} else {
-					if !inTok {
-						cur = dfToken{line: i + 1, col: runes + 1}
-						text.Reset()
-						inTok = true
-					}
-					text.WriteString(body[off : off+size])
-				}
-				off += size
-			}
-			if inTok && !cont {
-				cur.text = text.String()
-				toks = append(toks, cur)
-				inTok = false
-			}
-			i++
-			if !cont {
-				break
-			}
-			// Comment and empty lines inside a continuation are skipped.
-			for i < len(lines) {
-				if s := strings.TrimSpace(lines[i]); s == "" || strings.HasPrefix(s, "#") {
-					i++
-					continue
-				}
-				break
-			}
-			if i >= len(lines) {
-				if inTok {
-					cur.text = text.String()
-					toks = append(toks, cur)
-				}
-				break
-			}
+		src := logicalLine(lines, n.StartLine, res.EscapeToken)
+		ins := dfInstruction{cmd: cmd}
+		off := wordStart(src.text, 0) // after the instruction's name
+		off = skipWord(src.text, off)
+		for _, w := range words {
+			t := src.find(w, off)
+			ins.tokens = append(ins.tokens, t)
+			off = t.end
 		}
-		if len(toks) == 0 {
-			continue
-		}
-		ins := dfInstruction{cmd: strings.ToUpper(toks[0].text), tokens: toks[1:]}
 		out = append(out, ins)
-		if ins.cmd == "RUN" || ins.cmd == "COPY" || ins.cmd == "ADD" {
-			i = skipHeredocs(lines, i, ins.tokens)
-		}
 	}
-	return out
+	return out, nil
 }
 
-// skipHeredocs skips the bodies of the heredocs (<<EOF, <<-EOF, <<"EOF") an instruction opens.
-func skipHeredocs(lines []string, i int, toks []dfToken) int {
-	for _, t := range toks {
-		s := t.text
-		for {
-			k := strings.Index(s, "<<")
-			if k < 0 {
-				break
-			}
-			s = s[k+2:]
-			strip := strings.HasPrefix(s, "-")
-			s = strings.TrimPrefix(s, "-")
-			word := strings.Trim(varNameOrWord(s), `"'`)
-			if word == "" {
-				continue
-			}
-			s = s[len(varNameOrWord(s)):]
-			for i < len(lines) {
-				l := lines[i]
-				i++
-				if strip {
-					l = strings.TrimLeft(l, "\t")
-				}
-				if strings.TrimRight(l, "\r") == word {
-					break
-				}
-			}
+// logicalLine joins the physical lines of the instruction starting at line start (1-based) the
+// way BuildKit does.
+func logicalLine(lines []string, start int, escape rune) *dfLine {
+	l := &dfLine{}
+	var b strings.Builder
+	for i := start - 1; i < len(lines); i++ {
+		raw := strings.TrimRight(lines[i], "\r")
+		if i == start-1 {
+			raw = strings.TrimLeftFunc(raw, unicode.IsSpace)
+		} else if t := strings.TrimSpace(raw); t == "" || t[0] == '#' {
+			continue // comment and blank lines inside a continuation
+		}
+		body := raw
+		if t := strings.TrimRight(raw, " \t"); strings.HasSuffix(t, string(escape)) {
+			body = strings.TrimSuffix(t, string(escape))
+		}
+		lead := utf8.RuneCountInString(lines[i][:len(lines[i])-len(strings.TrimLeftFunc(lines[i], unicode.IsSpace))])
+		if i > start-1 {
+			lead = 0 // continuation lines keep their leading white space
+		}
+		l.pieces = append(l.pieces, dfPiece{off: b.Len(), line: i + 1, lead: lead})
+		b.WriteString(body)
+		if body == raw {
+			break
 		}
 	}
-	return i
+	l.text = b.String()
+	return l
 }
 
-func varNameOrWord(s string) string {
-	j := 0
-	for j < len(s) && (s[j] == '"' || s[j] == '\'' || s[j] == '_' || s[j] == '-' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-		j++
+// pos returns the line and column of byte at of the logical line.
+func (l *dfLine) pos(at int) (line, col int) {
+	if len(l.pieces) == 0 {
+		return 0, 0
 	}
-	return s[:j]
+	k := sort.Search(len(l.pieces), func(k int) bool { return l.pieces[k].off > at }) - 1
+	p := l.pieces[max(k, 0)]
+	return p.line, p.lead + utf8.RuneCountInString(l.text[p.off:at]) + 1
+}
+
+// find returns the word w at its first occurrence in the line at or after byte off. BuildKit
+// removes quotes and escapes from flags: a word not found as written is placed at its first
+// character in the next word of the line, or else at that word's start.
+func (l *dfLine) find(w string, off int) dfToken {
+	off = min(off, len(l.text))
+	at := off
+	r, _ := utf8.DecodeRuneInString(w)
+	end := 0
+	if k := strings.Index(l.text[off:], w); k >= 0 && w != "" {
+		at = off + k
+		end = at + len(w)
+	} else {
+		at = wordStart(l.text, off)
+		end = skipWord(l.text, at)
+		if k := strings.IndexRune(l.text[at:end], r); k >= 0 && w != "" {
+			at += k // the word's first character, past an opening quote
+		}
+	}
+	if at >= len(l.text) && at > 0 {
+		at = len(l.text) - 1 // a word BuildKit saw must be somewhere: place it at the end
+	}
+	t := dfToken{text: w, src: l, off: at, end: max(end, at)}
+	t.line, t.col = l.pos(at)
+	return t
+}
+
+// sub returns the part v of the word t, found at or after the byte offset from within it.
+func (t dfToken) sub(v string, from int) dfToken {
+	if t.src == nil {
+		return dfToken{text: v, line: t.line, col: t.col}
+	}
+	return t.src.find(v, t.off+from)
+}
+
+// wordStart returns the offset of the first byte at or after off that is not a separator
+// between words, as BuildKit separates them.
+func wordStart(s string, off int) int {
+	for off < len(s) && isDfSpace(s[off]) {
+		off++
+	}
+	return off
+}
+
+// skipWord returns the offset of the first separator at or after off.
+func skipWord(s string, off int) int {
+	for off < len(s) && !isDfSpace(s[off]) {
+		off++
+	}
+	return off
+}
+
+func isDfSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\v' || b == '\f' || b == '\r'
 }
 
 // dockerfileImages returns the images of FROM (with global ARG defaults substituted) and of
@@ -178,7 +194,10 @@ func varNameOrWord(s string) string {
 // hits a limit (MaxExpandDepth, MaxExpandBytes), every later image is unreadable, naming the
 // line where the limit was hit; an ended context stops the parse with its error.
 func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, error) {
-	ins := parseDockerfile(data)
+	ins, err := parseDockerfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %q: %w", file, err)
+	}
 	escape := `\$`
 	if strings.Contains(string(data), "escape=`") {
 		escape = "`$"
@@ -258,9 +277,7 @@ func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, e
 				if _, err := strconv.Atoi(v); err == nil {
 					continue
 				}
-				t.text = v
-				t.col += len("--from=")
-				d.image(t, "COPY --from", d.allStages)
+				d.image(t.sub(v, len("--from=")), "COPY --from", d.allStages)
 			}
 		case "RUN":
 			for _, t := range in.tokens {
@@ -302,13 +319,10 @@ func mountFrom(t dfToken) (dfToken, bool) {
 	if !ok {
 		return dfToken{}, false
 	}
-	off := len("--mount=")
 	for _, kv := range strings.Split(opts, ",") {
 		if v, ok := strings.CutPrefix(kv, "from="); ok && v != "" {
-			col := t.col + utf8.RuneCountInString(t.text[:off+len("from=")])
-			return dfToken{text: v, line: t.line, col: col}, true
+			return t.sub(v, len("--mount=")+strings.Index(opts, kv)+len("from=")), true
 		}
-		off += len(kv) + 1
 	}
 	return dfToken{}, false
 }

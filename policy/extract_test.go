@@ -207,6 +207,11 @@ func TestDockerfile(t *testing.T) {
 		{"lower-case instructions", "from a:1 as s\nfrom s\n", []string{"1:6 a:1"}},
 		{"escape directive", "# escape=`\nFROM `\n  mcr.microsoft.com/windows/servercore:ltsc2022\n", []string{"3:3 mcr.microsoft.com/windows/servercore:ltsc2022"}},
 		{"crlf", "ARG V=1\r\nFROM a:$V\r\n", []string{"2:6 a:1"}},
+		{"quoted flag values", "FROM a:1\nCOPY --from=\"nginx:1.25\" /a /b\nRUN --mount=\"type=bind,from=alpine:3.20,target=/x\" true\n", []string{"1:6 a:1", "2:14 nginx:1.25", "3:29 alpine:3.20"}},
+		{"two heredocs on one instruction", "FROM a:1\nRUN <<A <<B\nFROM x\nA\nFROM y\nB\nFROM b:1\n", []string{"1:6 a:1", "7:6 b:1"}},
+		{"flag on a continuation line", "FROM a:1\nCOPY --chown=1 \\\n  --from=nginx:1.25 /z /z\n", []string{"1:6 a:1", "3:10 nginx:1.25"}},
+		{"word split by a continuation", "FROM alpi\\\nne:3\n", []string{"1:6 alpine:3"}},
+		{"form feed separates words", "FROM\fa:1\n", []string{"1:6 a:1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +224,22 @@ func TestDockerfile(t *testing.T) {
 			}
 			if got := brief(imgs); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("images =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestDockerfileRefused checks that a Dockerfile BuildKit refuses to parse is an error naming
+// the file (skipped and counted in a walk, exit 3 when named), never a file without images.
+func TestDockerfileRefused(t *testing.T) {
+	for name, data := range map[string]string{
+		"unterminated heredoc": "FROM a:1\nRUN <<EOF\necho\n",
+		"line over 64 KiB":     "FROM a:1\nRUN echo " + strings.Repeat("x", 70<<10) + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			imgs, err := dockerfileImages(context.Background(), "Dockerfile", []byte(data))
+			if err == nil || !strings.HasPrefix(err.Error(), `parsing "Dockerfile": `) {
+				t.Fatalf("images %v, error %v; want an error naming the file", brief(imgs), err)
 			}
 		})
 	}
