@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
@@ -50,7 +51,9 @@ func parseDockerfile(data []byte) ([]dfInstruction, error) {
 				words = append(words, a.Value)
 			}
 		case "COPY", "RUN":
-			words = n.Flags
+			for _, f := range n.Flags {
+				words = append(words, flagBytes(f))
+			}
 		default:
 			continue
 		}
@@ -66,6 +69,24 @@ func parseDockerfile(data []byte) ([]dfInstruction, error) {
 		out = append(out, ins)
 	}
 	return out, nil
+}
+
+// flagBytes undoes what BuildKit's flag reader does to text that is not ASCII: it reads the
+// line a byte at a time and writes each byte back as a rune (U+0000 to U+00FF), so "Ҁ" (two
+// bytes) comes back as "Ò\u0080". Turning each such rune back into its byte restores the text
+// as written.
+func flagBytes(f string) string {
+	b := make([]byte, 0, len(f))
+	for _, r := range f {
+		if r > 0xff {
+			return f // not produced by that reader: leave it
+		}
+		b = append(b, byte(r))
+	}
+	if !utf8.Valid(b) {
+		return f
+	}
+	return string(b)
 }
 
 // dockerfileImages returns the images of FROM (with global ARG defaults substituted) and of

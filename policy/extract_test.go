@@ -211,6 +211,7 @@ func TestDockerfile(t *testing.T) {
 		{"two heredocs on one instruction", "FROM a:1\nRUN <<A <<B\nFROM x\nA\nFROM y\nB\nFROM b:1\n", []string{"1:6 a:1", "7:6 b:1"}},
 		{"flag on a continuation line", "FROM a:1\nCOPY --chown=1 \\\n  --from=nginx:1.25 /z /z\n", []string{"1:6 a:1", "3:10 nginx:1.25"}},
 		{"word split by a continuation", "FROM alpi\\\nne:3\n", []string{"1:6 alpine:3"}},
+		{"flag value not in ASCII", "FROM a:1\nCOPY --from=registry.example/\u00e9t\u00e9:1 /a /b\n", []string{"1:6 a:1", "2:13 registry.example/\u00e9t\u00e9:1"}},
 		{"form feed separates words", "FROM\fa:1\n", []string{"1:6 a:1"}},
 	}
 	for _, tt := range tests {

@@ -66,7 +66,8 @@ func WithExclude(globs ...string) LoadOption {
 // the image references of the files it recognises by content. A file named explicitly that is
 // not a regular file under MaxFileSize (a *safeio.Error) or that does not parse is an error; a
 // file met in a directory that does not parse (a Helm template, say), is not a regular file or
-// is too large is skipped, counted and logged. A nil logger discards logs. Load returns the
+// is too large is skipped, counted and logged. A directory holding a Chart.yaml is a Helm chart,
+// rendered (WithHelmRenderer) rather than read file by file. A nil logger discards logs. Load returns the
 // context's error when it ends, reading standard input included.
 func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Logger, opts ...LoadOption) (*Inputs, error) {
 	if logger == nil {
