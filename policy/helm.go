@@ -167,27 +167,35 @@ func (o *chartOrigin) place(img *Image) {
 	}
 	tag := tagOf(ref)
 	valuesFile := filepath.ToSlash(filepath.Join(o.dir, "values.yaml"))
-	var best *yaml.Node
-	for _, leaf := range imageLeaves(o.values, "", nil) {
+	var best, tagged *valueLeaf
+	for _, leaf := range imageLeaves(o.values, nil, "", nil) {
 		switch {
 		case tag != "" && leaf.Value == tag:
-			o.at(img, valuesFile, leaf)
-			return
+			// Of the values equal to the tag, prefer one beside the image's repository.
+			if tagged == nil || leaf.paired(ref) && !tagged.paired(ref) {
+				tagged = leaf
+			}
 		case strings.Contains(ref, leaf.Value) && (best == nil || len(leaf.Value) > len(best.Value)):
 			best = leaf
 		}
+	}
+	if tagged != nil {
+		o.at(img, valuesFile, tagged.Node)
+		return
 	}
 	if v := get(o.meta, "appVersion"); tag != "" && v != nil && str(v) == tag {
 		o.at(img, o.chartFile, v)
 		return
 	}
 	if best != nil {
-		o.at(img, valuesFile, best)
+		o.at(img, valuesFile, best.Node)
 		return
 	}
 	if src != "" {
-		file := filepath.Join(o.dir, filepath.FromSlash(strings.TrimPrefix(src, o.name+"/")))
-		if data, err := os.ReadFile(file); err == nil {
+		// A template may print its own "# Source:" line: only files inside the chart are read.
+		rel := filepath.FromSlash(strings.TrimPrefix(src, o.name+"/"))
+		file := filepath.Join(o.dir, rel)
+		if data, err := safeio.ReadFile(file, MaxFileSize); err == nil && filepath.IsLocal(rel) {
 			if line, col := findInText(string(data), ref, "image:"); line > 0 {
 				img.File, img.Line, img.Column = filepath.ToSlash(file), line, col
 				return
@@ -226,9 +234,27 @@ func tagOf(ref string) string {
 	return ref[i+1:]
 }
 
+// valueLeaf is a scalar of values.yaml with the mapping it is in.
+type valueLeaf struct {
+	*yaml.Node
+	parent *yaml.Node
+}
+
+// paired reports whether another value of the leaf's mapping (the repository beside a tag) is
+// part of ref.
+func (l *valueLeaf) paired(ref string) bool {
+	for _, kv := range entries(l.parent) {
+		v := deref(kv[1])
+		if v != nil && v != l.Node && v.Kind == yaml.ScalarNode && v.Value != "" && strings.Contains(ref, v.Value) {
+			return true
+		}
+	}
+	return false
+}
+
 // imageLeaves returns the non-empty scalar values of values.yaml under a key that names an
 // image or a part of one (image, repository, registry, tag, digest, version).
-func imageLeaves(n *yaml.Node, key string, out []*yaml.Node) []*yaml.Node {
+func imageLeaves(n, parent *yaml.Node, key string, out []*valueLeaf) []*valueLeaf {
 	n = deref(n)
 	if n == nil {
 		return out
@@ -236,7 +262,7 @@ func imageLeaves(n *yaml.Node, key string, out []*yaml.Node) []*yaml.Node {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			out = imageLeaves(c, key, out)
+			out = imageLeaves(c, n, key, out)
 		}
 	case yaml.MappingNode:
 		for _, kv := range entries(n) {
@@ -244,14 +270,14 @@ func imageLeaves(n *yaml.Node, key string, out []*yaml.Node) []*yaml.Node {
 			if strings.Contains(strings.ToLower(key), "image") {
 				k = key + "." + k // keys under an image: mapping count as image keys
 			}
-			out = imageLeaves(kv[1], k, out)
+			out = imageLeaves(kv[1], n, k, out)
 		}
 	case yaml.ScalarNode:
 		l := strings.ToLower(key)
 		last := l[strings.LastIndex(l, ".")+1:]
 		if n.Tag == "!!str" && n.Value != "" && (strings.Contains(l, "image") ||
 			last == "repository" || last == "registry" || last == "tag" || last == "digest" || last == "version") {
-			out = append(out, n)
+			out = append(out, &valueLeaf{Node: n, parent: parent})
 		}
 	}
 	return out

@@ -190,3 +190,30 @@ func TestHelmRecording(t *testing.T) {
 		t.Errorf("helm template prints\n%s\nwant the recording\n%s", out, want)
 	}
 }
+
+// TestHelmSharedTag checks that when two images share a tag value, each finding names the tag
+// beside its own repository.
+func TestHelmSharedTag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "two")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: two\nversion: 0.1.0\n",
+		"values.yaml": "api:\n  image:\n    repository: acme/api\n    tag: \"1.4\"\nworker:\n  image:\n    repository: acme/worker\n    tag: \"1.4\"\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rendered := "---\n# Source: two/templates/worker.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: w}\nspec:\n  containers:\n  - name: w\n    image: acme/worker:1.4\n"
+	in, err := Load(context.Background(), []string{dir}, nil, nil,
+		WithHelmRenderer(func(context.Context, string) ([]byte, error) { return []byte(rendered), nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Images) != 1 || in.Images[0].Line != 8 || in.Images[0].Column != 11 {
+		t.Errorf("images = %+v, want the worker's tag at values.yaml:8:11", in.Images)
+	}
+}
