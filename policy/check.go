@@ -148,6 +148,11 @@ func (c *checker) check(ctx context.Context, img Image) ([]Finding, int, error) 
 		f.Image = short
 		return []Finding{f}, 0, nil
 	}
+	if img.Unresolved != "" && img.Raw == "" {
+		// Not one image but a whole input (a Helm chart that could not be rendered).
+		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
+			"cannot check the images of %s: %s", img.Where, img.Unresolved)}, 0, nil
+	}
 	if img.Unresolved != "" {
 		return []Finding{c.finding(img, RuleUnresolvedImage, model.SeverityWarning,
 			"cannot check image %q in %s: %s", img.Raw, img.Where, img.Unresolved)}, 0, nil

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
 
 // isDockerfile recognises a Dockerfile: its first instruction (after comments and parser
@@ -17,160 +19,74 @@ func isDockerfile(data []byte) bool {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		word, _, _ := strings.Cut(t, " ")
-		word, _, _ = strings.Cut(word, "\t")
-		word = strings.ToUpper(word)
+		word := strings.ToUpper(t[:skipWord(t, 0)])
 		return word == "FROM" || word == "ARG"
 	}
 	return false
 }
 
-// dfToken is a word of a logical Dockerfile line with the position of its first character.
-type dfToken struct {
-	text      string
-	line, col int
-}
-
-// dfInstruction is one logical instruction (continuation lines joined).
+// dfInstruction is one instruction: for FROM and ARG its arguments, for COPY and RUN its
+// flags.
 type dfInstruction struct {
 	cmd    string // upper case
 	tokens []dfToken
 }
 
-// parseDockerfile splits a Dockerfile into instructions, handling parser directives (escape),
-// comments, line continuations and heredocs.
-func parseDockerfile(data []byte) []dfInstruction {
-	lines := strings.Split(strings.ReplaceAll(string(bytes.TrimPrefix(data, []byte("\ufeff"))), "\r\n", "\n"), "\n")
-	escape := byte('\\')
-	i := 0
-	// Parser directives: leading comments of the form "# key=value".
-	for ; i < len(lines); i++ {
-		t := strings.TrimSpace(lines[i])
-		if !strings.HasPrefix(t, "#") {
-			break
-		}
-		k, v, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(t, "#")), "=")
-		if !ok {
-			break
-		}
-		if strings.EqualFold(strings.TrimSpace(k), "escape") {
-			if v = strings.TrimSpace(v); v == "`" {
-				escape = '`'
-			}
-		}
+// parseDockerfile parses a Dockerfile with BuildKit's parser, which decides what an instruction
+// is (parser directives, the escape character, line continuations, heredocs, flags), and maps
+// the words of the instructions polygraph reads back to their positions in the file.
+func parseDockerfile(data []byte) ([]dfInstruction, error) {
+	res, err := parser.Parse(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
+	lines := strings.Split(string(bytes.TrimPrefix(data, []byte("\ufeff"))), "\n")
 	var out []dfInstruction
-	for i < len(lines) {
-		t := strings.TrimSpace(lines[i])
-		if t == "" || strings.HasPrefix(t, "#") {
-			i++
+	for _, n := range res.AST.Children {
+		cmd := strings.ToUpper(n.Value)
+		var words []string
+		switch cmd {
+		case "FROM", "ARG":
+			for a := n.Next; a != nil; a = a.Next {
+				words = append(words, a.Value)
+			}
+		case "COPY", "RUN":
+			for _, f := range n.Flags {
+				words = append(words, flagBytes(f))
+			}
+		default:
 			continue
 		}
-		// Gather the logical line.
-		var toks []dfToken
-		cur := dfToken{}
-		var text strings.Builder // of cur: a long token must not be built by repeated +=
-		inTok := false
-		for {
-			line := lines[i]
-			body := strings.TrimRight(line, " \t")
-			cont := len(body) > 0 && body[len(body)-1] == escape
-			if cont {
-				body = body[:len(body)-1]
-			}
-			for off, runes := 0, 0; off < len(body); runes++ {
-				r, size := utf8.DecodeRuneInString(body[off:])
-				if r == ' ' || r == '\t' {
-					if inTok {
-						cur.text = text.String()
-						toks = append(toks, cur)
-						inTok = false
-					}
-				} else {
-					if !inTok {
-						cur = dfToken{line: i + 1, col: runes + 1}
-						text.Reset()
-						inTok = true
-					}
-					text.WriteString(body[off : off+size])
-				}
-				off += size
-			}
-			if inTok && !cont {
-				cur.text = text.String()
-				toks = append(toks, cur)
-				inTok = false
-			}
-			i++
-			if !cont {
-				break
-			}
-			// Comment and empty lines inside a continuation are skipped.
-			for i < len(lines) {
-				if s := strings.TrimSpace(lines[i]); s == "" || strings.HasPrefix(s, "#") {
-					i++
-					continue
-				}
-				break
-			}
-			if i >= len(lines) {
-				if inTok {
-					cur.text = text.String()
-					toks = append(toks, cur)
-				}
-				break
-			}
+		src := logicalLine(lines, n.StartLine, res.EscapeToken)
+		ins := dfInstruction{cmd: cmd}
+		off := wordStart(src.text, 0) // after the instruction's name
+		off = skipWord(src.text, off)
+		for _, w := range words {
+			t := src.find(w, off)
+			ins.tokens = append(ins.tokens, t)
+			off = t.end
 		}
-		if len(toks) == 0 {
-			continue
-		}
-		ins := dfInstruction{cmd: strings.ToUpper(toks[0].text), tokens: toks[1:]}
 		out = append(out, ins)
-		if ins.cmd == "RUN" || ins.cmd == "COPY" || ins.cmd == "ADD" {
-			i = skipHeredocs(lines, i, ins.tokens)
-		}
 	}
-	return out
+	return out, nil
 }
 
-// skipHeredocs skips the bodies of the heredocs (<<EOF, <<-EOF, <<"EOF") an instruction opens.
-func skipHeredocs(lines []string, i int, toks []dfToken) int {
-	for _, t := range toks {
-		s := t.text
-		for {
-			k := strings.Index(s, "<<")
-			if k < 0 {
-				break
-			}
-			s = s[k+2:]
-			strip := strings.HasPrefix(s, "-")
-			s = strings.TrimPrefix(s, "-")
-			word := strings.Trim(varNameOrWord(s), `"'`)
-			if word == "" {
-				continue
-			}
-			s = s[len(varNameOrWord(s)):]
-			for i < len(lines) {
-				l := lines[i]
-				i++
-				if strip {
-					l = strings.TrimLeft(l, "\t")
-				}
-				if strings.TrimRight(l, "\r") == word {
-					break
-				}
-			}
+// flagBytes undoes what BuildKit's flag reader does to text that is not ASCII: it reads the
+// line a byte at a time and writes each byte back as a rune (U+0000 to U+00FF), so "Ҁ" (two
+// bytes) comes back as "Ò\u0080". Turning each such rune back into its byte restores the text
+// as written.
+func flagBytes(f string) string {
+	b := make([]byte, 0, len(f))
+	for _, r := range f {
+		if r > 0xff {
+			return f // not produced by that reader: leave it
 		}
+		b = append(b, byte(r))
 	}
-	return i
-}
-
-func varNameOrWord(s string) string {
-	j := 0
-	for j < len(s) && (s[j] == '"' || s[j] == '\'' || s[j] == '_' || s[j] == '-' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-		j++
+	if !utf8.Valid(b) {
+		return f
 	}
-	return s[:j]
+	return string(b)
 }
 
 // dockerfileImages returns the images of FROM (with global ARG defaults substituted) and of
@@ -178,7 +94,10 @@ func varNameOrWord(s string) string {
 // hits a limit (MaxExpandDepth, MaxExpandBytes), every later image is unreadable, naming the
 // line where the limit was hit; an ended context stops the parse with its error.
 func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, error) {
-	ins := parseDockerfile(data)
+	ins, err := parseDockerfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %q: %w", file, err)
+	}
 	escape := `\$`
 	if strings.Contains(string(data), "escape=`") {
 		escape = "`$"
@@ -258,9 +177,7 @@ func dockerfileImages(ctx context.Context, file string, data []byte) ([]Image, e
 				if _, err := strconv.Atoi(v); err == nil {
 					continue
 				}
-				t.text = v
-				t.col += len("--from=")
-				d.image(t, "COPY --from", d.allStages)
+				d.image(t.sub(v, len("--from=")), "COPY --from", d.allStages)
 			}
 		case "RUN":
 			for _, t := range in.tokens {
@@ -302,13 +219,10 @@ func mountFrom(t dfToken) (dfToken, bool) {
 	if !ok {
 		return dfToken{}, false
 	}
-	off := len("--mount=")
 	for _, kv := range strings.Split(opts, ",") {
 		if v, ok := strings.CutPrefix(kv, "from="); ok && v != "" {
-			col := t.col + utf8.RuneCountInString(t.text[:off+len("from=")])
-			return dfToken{text: v, line: t.line, col: col}, true
+			return t.sub(v, len("--mount=")+strings.Index(opts, kv)+len("from=")), true
 		}
-		off += len(kv) + 1
 	}
 	return dfToken{}, false
 }

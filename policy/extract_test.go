@@ -53,6 +53,40 @@ spec:
           containers:
           - {name: a, image: app:v1}
 `, KindKubernetes, []string{"10:30 app:v1"}},
+		{"kubernetes cronjob init containers", `apiVersion: batch/v1beta1
+kind: CronJob
+metadata: {name: c}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          initContainers: [{name: i, image: "init:v1"}]
+          containers: [{name: a, image: app:v1}]
+`, KindKubernetes, []string{"9:46 init:v1", "10:41 app:v1"}},
+		{"kubernetes job of another API group", `apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: j}
+spec:
+  tasks:
+  - name: ps
+    template:
+      spec:
+        containers: [{name: a, image: "tf:2"}]
+  - name: worker
+    template:
+      spec:
+        initContainers: [{name: i, image: "init:1"}]
+        containers: [{name: a, image: tf}]
+`, KindKubernetes, []string{"9:40 tf:2", "13:44 init:1", "14:39 tf"}},
+		{"kubernetes deployment of another API group", `apiVersion: apps.example.com/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  components:
+    web:
+      containers: [{name: a, image: "web:1"}]
+`, KindKubernetes, []string{"7:38 web:1"}},
 		{"kubernetes service has no images", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n", KindKubernetes, nil},
 		{"multi-document", "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{image: a:1}]\n---\napiVersion: v1\nkind: Pod\nspec:\n  containers: [{image: b:1}]\n",
 			KindKubernetes, []string{"4:24 a:1", "9:24 b:1"}},
@@ -173,6 +207,12 @@ func TestDockerfile(t *testing.T) {
 		{"lower-case instructions", "from a:1 as s\nfrom s\n", []string{"1:6 a:1"}},
 		{"escape directive", "# escape=`\nFROM `\n  mcr.microsoft.com/windows/servercore:ltsc2022\n", []string{"3:3 mcr.microsoft.com/windows/servercore:ltsc2022"}},
 		{"crlf", "ARG V=1\r\nFROM a:$V\r\n", []string{"2:6 a:1"}},
+		{"quoted flag values", "FROM a:1\nCOPY --from=\"nginx:1.25\" /a /b\nRUN --mount=\"type=bind,from=alpine:3.20,target=/x\" true\n", []string{"1:6 a:1", "2:14 nginx:1.25", "3:29 alpine:3.20"}},
+		{"two heredocs on one instruction", "FROM a:1\nRUN <<A <<B\nFROM x\nA\nFROM y\nB\nFROM b:1\n", []string{"1:6 a:1", "7:6 b:1"}},
+		{"flag on a continuation line", "FROM a:1\nCOPY --chown=1 \\\n  --from=nginx:1.25 /z /z\n", []string{"1:6 a:1", "3:10 nginx:1.25"}},
+		{"word split by a continuation", "FROM alpi\\\nne:3\n", []string{"1:6 alpine:3"}},
+		{"flag value not in ASCII", "FROM a:1\nCOPY --from=registry.example/\u00e9t\u00e9:1 /a /b\n", []string{"1:6 a:1", "2:13 registry.example/\u00e9t\u00e9:1"}},
+		{"form feed separates words", "FROM\fa:1\n", []string{"1:6 a:1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,6 +225,22 @@ func TestDockerfile(t *testing.T) {
 			}
 			if got := brief(imgs); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("images =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestDockerfileRefused checks that a Dockerfile BuildKit refuses to parse is an error naming
+// the file (skipped and counted in a walk, exit 3 when named), never a file without images.
+func TestDockerfileRefused(t *testing.T) {
+	for name, data := range map[string]string{
+		"unterminated heredoc": "FROM a:1\nRUN <<EOF\necho\n",
+		"line over 64 KiB":     "FROM a:1\nRUN echo " + strings.Repeat("x", 70<<10) + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			imgs, err := dockerfileImages(context.Background(), "Dockerfile", []byte(data))
+			if err == nil || !strings.HasPrefix(err.Error(), `parsing "Dockerfile": `) {
+				t.Fatalf("images %v, error %v; want an error naming the file", brief(imgs), err)
 			}
 		})
 	}

@@ -32,7 +32,12 @@ func FuzzDockerfile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		imgs, err := dockerfileImages(context.Background(), "Dockerfile", data)
 		if err != nil {
-			t.Fatal(err)
+			// BuildKit's parser refuses the file (an unterminated heredoc, a line over 64 KiB):
+			// it cannot be built, and the error names it.
+			if !strings.HasPrefix(err.Error(), `parsing "Dockerfile": `) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
 		}
 		lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 		for _, im := range imgs {

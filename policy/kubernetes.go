@@ -53,21 +53,53 @@ func kubernetesObject(file string, root *yaml.Node, depth int) []Image {
 		return out
 	}
 	obj := kind + "/" + str(get(get(root, "metadata"), "name"))
-	path, ok := podSpecPaths[kind]
-	if !ok {
-		// Any other kind (Argo Rollout, OpenShift DeploymentConfig, Knative Service, a custom
-		// resource): its pod specs are wherever its spec holds a containers list.
-		var out []Image
-		for _, spec := range findPodSpecs(get(root, "spec"), 0) {
-			out = append(out, podSpecImages(file, obj, spec)...)
+	if path, ok := podSpecPaths[kind]; ok && isBuiltinGroup(str(get(root, "apiVersion"))) {
+		spec := root
+		for _, p := range path {
+			spec = get(spec, p)
 		}
-		return out
+		if isPodSpec(spec) {
+			return podSpecImages(file, obj, spec)
+		}
 	}
-	spec := root
-	for _, p := range path {
-		spec = get(spec, p)
+	// Any other kind (Argo Rollout, OpenShift DeploymentConfig, Knative Service, a custom
+	// resource), a built-in name in another API group (Volcano's batch.volcano.sh Job keeps
+	// its pod templates under spec.tasks) or a built-in kind of unusual shape: its pod specs
+	// are wherever its spec holds a containers list.
+	var out []Image
+	for _, spec := range findPodSpecs(get(root, "spec"), 0) {
+		out = append(out, podSpecImages(file, obj, spec)...)
 	}
-	return podSpecImages(file, obj, spec)
+	return out
+}
+
+// isBuiltinGroup reports whether apiVersion names a Kubernetes API group whose kinds have the
+// pod spec paths of podSpecPaths: the core group and the built-in apps, batch and extensions.
+func isBuiltinGroup(apiVersion string) bool {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return true // "v1": the core group
+	}
+	switch group {
+	case "apps", "batch", "extensions":
+		return true
+	}
+	return false
+}
+
+// isPodSpec reports whether n is a mapping with a list of containers, init containers or
+// ephemeral containers.
+func isPodSpec(n *yaml.Node) bool {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	for _, list := range containerLists {
+		if c := deref(get(n, list)); c != nil && c.Kind == yaml.SequenceNode {
+			return true
+		}
+	}
+	return false
 }
 
 // podSpecImages returns the images of the containers of a pod spec.

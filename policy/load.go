@@ -44,6 +44,13 @@ type LoadOption func(*loadOptions)
 
 type loadOptions struct {
 	exclude []string
+	helm    HelmRenderer
+}
+
+// WithHelmRenderer renders the Helm charts met (directories with a Chart.yaml) with r. The
+// default is HelmBinary, the helm executable on PATH.
+func WithHelmRenderer(r HelmRenderer) LoadOption {
+	return func(o *loadOptions) { o.helm = r }
 }
 
 // WithExclude skips the files whose path matches one of the globs (policy.exclude,
@@ -59,13 +66,14 @@ func WithExclude(globs ...string) LoadOption {
 // the image references of the files it recognises by content. A file named explicitly that is
 // not a regular file under MaxFileSize (a *safeio.Error) or that does not parse is an error; a
 // file met in a directory that does not parse (a Helm template, say), is not a regular file or
-// is too large is skipped, counted and logged. A nil logger discards logs. Load returns the
+// is too large is skipped, counted and logged. A directory holding a Chart.yaml is a Helm chart,
+// rendered (WithHelmRenderer) rather than read file by file. A nil logger discards logs. Load returns the
 // context's error when it ends, reading standard input included.
 func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Logger, opts ...LoadOption) (*Inputs, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	var o loadOptions
+	o := loadOptions{helm: HelmBinary}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -74,7 +82,7 @@ func Load(ctx context.Context, paths []string, stdin io.Reader, logger *slog.Log
 			return nil, err
 		}
 	}
-	l := &loader{ctx: ctx, in: &Inputs{Files: map[string]Kind{}}, exclude: o.exclude, logger: logger}
+	l := &loader{ctx: ctx, in: &Inputs{Files: map[string]Kind{}}, exclude: o.exclude, logger: logger, helm: o.helm}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -99,6 +107,7 @@ type loader struct {
 	exclude        []string
 	logger         *slog.Logger
 	kustomizations []*kustomization
+	helm           HelmRenderer
 }
 
 // skip records a skipped file; an exclusion is deliberate and logged at info level, anything
@@ -159,13 +168,18 @@ func (l *loader) path(p string) error {
 		}
 		return l.add(name, data)
 	}
-	var files []string
+	var files, charts []string
 	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if err := l.ctx.Err(); err != nil {
 			return err
+		}
+		if d.IsDir() && isChart(path) && (path == p || l.excluded(filepath.ToSlash(path)) == "") {
+			// A Helm chart is checked as helm renders it, templates and subcharts included.
+			charts = append(charts, path)
+			return filepath.SkipDir
 		}
 		if d.IsDir() {
 			if path == p {
@@ -192,6 +206,14 @@ func (l *loader) path(p string) error {
 			return ctxErr
 		}
 		return fmt.Errorf("walking %q: %w", p, err)
+	}
+	for _, dir := range charts {
+		imgs, err := chartImages(l.ctx, dir, l.helm)
+		if err != nil {
+			return err
+		}
+		l.in.Files[filepath.ToSlash(filepath.Join(dir, "Chart.yaml"))] = KindHelm
+		l.in.Images = append(l.in.Images, imgs...)
 	}
 	sort.Strings(files)
 	for _, f := range files {
