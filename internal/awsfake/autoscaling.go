@@ -111,30 +111,10 @@ func (a *AutoScaling) expire(act *LifecycleAction) {
 	}
 }
 
-func (a *AutoScaling) action(_ *http.Request, body []byte) string {
-	v, _ := url.ParseQuery(string(body))
-	return v.Get("Action")
-}
+func (a *AutoScaling) action(_ *http.Request, body []byte) string { return queryAction(body) }
 
 func (a *AutoScaling) fail(w http.ResponseWriter, status int, code, msg string) {
-	type xerr struct {
-		Type    string `xml:"Type"`
-		Code    string `xml:"Code"`
-		Message string `xml:"Message"`
-	}
-	type resp struct {
-		XMLName   xml.Name `xml:"ErrorResponse"`
-		Xmlns     string   `xml:"xmlns,attr"`
-		Error     xerr     `xml:"Error"`
-		RequestID string   `xml:"RequestId"`
-	}
-	kind := "Sender"
-	if status >= 500 {
-		kind = "Receiver"
-	}
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	xml.NewEncoder(w).Encode(resp{Xmlns: asXmlns, Error: xerr{kind, code, msg}, RequestID: "fake-request"})
+	queryFail(w, asXmlns, status, code, msg)
 }
 
 const asXmlns = "http://autoscaling.amazonaws.com/doc/2011-01-01/"

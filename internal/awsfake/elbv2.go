@@ -40,26 +40,10 @@ func (e *ELBv2) Add(g ...TargetGroup) {
 
 const elbXmlns = "http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/"
 
-func (e *ELBv2) action(_ *http.Request, body []byte) string {
-	v, _ := url.ParseQuery(string(body))
-	return v.Get("Action")
-}
+func (e *ELBv2) action(_ *http.Request, body []byte) string { return queryAction(body) }
 
 func (e *ELBv2) fail(w http.ResponseWriter, status int, code, msg string) {
-	type xerr struct {
-		Type    string `xml:"Type"`
-		Code    string `xml:"Code"`
-		Message string `xml:"Message"`
-	}
-	type resp struct {
-		XMLName   xml.Name `xml:"ErrorResponse"`
-		Xmlns     string   `xml:"xmlns,attr"`
-		Error     xerr     `xml:"Error"`
-		RequestID string   `xml:"RequestId"`
-	}
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	xml.NewEncoder(w).Encode(resp{Xmlns: elbXmlns, Error: xerr{"Sender", code, msg}, RequestID: "fake-request"})
+	queryFail(w, elbXmlns, status, code, msg)
 }
 
 func (e *ELBv2) find(arn string) (TargetGroup, bool) {
