@@ -22,10 +22,7 @@ func fakeAWS(t testing.TB) (*awsfake.Server, *ec2.Client, *elb.Client) {
 	t.Helper()
 	f := awsfake.New()
 	t.Cleanup(f.Close)
-	for _, kv := range f.Env("us-east-1") {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	awsfake.Setenv(t, f.Env("us-east-1"))
 	cfg, err := awsconf.Load(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)

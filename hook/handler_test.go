@@ -42,10 +42,7 @@ func world(t *testing.T, specs []testkit.Spec, hookYAML string, edits ...func(*s
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	for _, kv := range w.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	awsfake.Setenv(t, w.Env())
 	path, err := w.WriteConfig(t.TempDir(), hookYAML)
 	if err != nil {
 		t.Fatal(err)

@@ -20,10 +20,7 @@ func fakeSSM(t testing.TB) (*awsfake.Server, *ssm.Client) {
 	t.Helper()
 	f := awsfake.New()
 	t.Cleanup(f.Close)
-	for _, kv := range f.Env("us-east-1") {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	awsfake.Setenv(t, f.Env("us-east-1"))
 	cfg, err := awsconf.Load(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -209,4 +210,13 @@ func signingName(auth string) string {
 		return ""
 	}
 	return parts[3]
+}
+
+// Setenv sets each KEY=VALUE of env (Env, or a world's) for the test, restored after it.
+func Setenv(t testing.TB, env []string) {
+	t.Helper()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
 }
