@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/polygraph-dev/polygraph/internal/awsconf"
 	"github.com/polygraph-dev/polygraph/model"
@@ -315,13 +316,15 @@ func (s *SSM) poll(ctx context.Context, cmds []*command, set func(string, func(*
 }
 
 // list reads every page of a command's invocations. InvocationDoesNotExist means the
-// invocations are not visible yet: nothing to read this round.
+// invocations are not visible yet: nothing to read this round. It is known by its code: the
+// service model declares it for GetCommandInvocation only, so the generated deserializer of
+// ListCommandInvocations hands it over as a generic API error, not as the typed one.
 func (s *SSM) list(ctx context.Context, c *command, each func(types.CommandInvocation)) error {
 	in := &ssm.ListCommandInvocationsInput{CommandId: aws.String(c.id), Details: true, MaxResults: aws.Int32(50)}
 	for {
 		page, err := s.invocations(ctx, in)
-		var notYet *types.InvocationDoesNotExist
-		if errors.As(err, &notYet) {
+		var ae smithy.APIError
+		if errors.As(err, &ae) && ae.ErrorCode() == "InvocationDoesNotExist" {
 			return nil
 		}
 		if err != nil {
