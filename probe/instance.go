@@ -171,6 +171,7 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	}
 	in := p.newInstance(t)
 	defer in.tr.CloseIdleConnections()
+	defer in.release()
 	o := &p.o
 	obs := model.Observation{Target: t, ManifestURL: o.scheme + "://" + t.Address + o.manifestPath}
 	r := in.get(ctx, o.manifestPath)

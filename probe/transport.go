@@ -100,6 +100,15 @@ func hostOnly(hostport string) string {
 	return hostport
 }
 
+// release hands the instance's bodies back for reuse, once its observation holds all it
+// keeps of them.
+func (in *instance) release() {
+	for _, r := range in.bodies {
+		putBody(r.body)
+		r.body = nil
+	}
+}
+
 // get fetches path once per instance (claims and the manifest may share a path).
 func (in *instance) get(ctx context.Context, path string) *response {
 	if r, ok := in.bodies[path]; ok {
