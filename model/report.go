@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // ReportSchema is the schema name of the verify report.
 const ReportSchema = "polygraph.report/v1"
@@ -82,6 +85,66 @@ type Report struct {
 	CDN        CDNSummary `json:"cdn"`
 	Findings   []Finding  `json:"findings"`
 	Summary    Summary    `json:"summary"`
+
+	// list, when set, gives the instances in place of Instances (see SetInstanceList).
+	list InstanceList
+}
+
+// InstanceList gives a report's instances one at a time, in the report's order.
+type InstanceList interface {
+	Len() int
+	At(i int) Instance
+}
+
+// SetInstanceList makes l the source of the report's instances in place of Instances, which
+// it leaves empty (nil when l is nil): a report of a large fleet is then rendered one
+// instance at a time, each built when it is read, instead of holding all of them (about 270
+// bytes each). Read the instances with NumInstances and InstanceAt, or AllInstances; the
+// renderers and MarshalJSON do.
+func (r *Report) SetInstanceList(l InstanceList) {
+	r.list, r.Instances = l, nil
+	if l != nil {
+		r.Instances = []Instance{}
+	}
+}
+
+// NumInstances returns the number of instances in the report.
+func (r *Report) NumInstances() int {
+	if r.list != nil {
+		return r.list.Len()
+	}
+	return len(r.Instances)
+}
+
+// InstanceAt returns the i-th instance.
+func (r *Report) InstanceAt(i int) Instance {
+	if r.list != nil {
+		return r.list.At(i)
+	}
+	return r.Instances[i]
+}
+
+// MarshalJSON writes the report as encoding/json would, with the instances of the list when
+// one is set.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without this method
+	p := plain(r)
+	if r.list != nil {
+		p.Instances = r.AllInstances()
+	}
+	return json.Marshal(p)
+}
+
+// AllInstances returns every instance in a slice, built from the list when one is set.
+func (r *Report) AllInstances() []Instance {
+	if r.list == nil {
+		return r.Instances
+	}
+	out := make([]Instance, r.list.Len())
+	for i := range out {
+		out[i] = r.list.At(i)
+	}
+	return out
 }
 
 // Instance is one instance as the report shows it.

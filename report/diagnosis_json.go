@@ -36,7 +36,7 @@ func RenderDiagnosisJSON(w io.Writer, d *model.Diagnosis) error {
 // dgReportJSON writes the report indented one level in, its instances one at a time.
 func dgReportJSON(w *bufio.Writer, r *model.Report, prefix string) error {
 	head := *r
-	head.Instances = nil
+	head.SetInstanceList(nil)
 	before, after, err := dgSplice(&head, "\n"+prefix+"  \"instances\": null", prefix)
 	if err != nil {
 		return err
@@ -47,8 +47,9 @@ func dgReportJSON(w *bufio.Writer, r *model.Report, prefix string) error {
 		w.WriteString("null")
 	} else {
 		w.WriteString("[")
-		for i := range r.Instances {
-			b, err := json.MarshalIndent(&r.Instances[i], prefix+"    ", "  ")
+		for i := range r.NumInstances() {
+			in := r.InstanceAt(i)
+			b, err := json.MarshalIndent(&in, prefix+"    ", "  ")
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ func dgReportJSON(w *bufio.Writer, r *model.Report, prefix string) error {
 			w.WriteString("\n" + prefix + "    ")
 			w.Write(b)
 		}
-		if len(r.Instances) > 0 {
+		if r.NumInstances() > 0 {
 			w.WriteString("\n" + prefix + "  ")
 		}
 		w.WriteString("]")

@@ -66,7 +66,7 @@ func RenderDiagnosisText(w io.Writer, d *model.Diagnosis, o DiagnosisOptions) er
 		fmt.Fprintf(b, "  %s\n", line)
 	}
 
-	fmt.Fprintf(b, "\n%s\n", c.bold(fmt.Sprintf("Instances (%d), grouped by what they serve", len(r.Instances))))
+	fmt.Fprintf(b, "\n%s\n", c.bold(fmt.Sprintf("Instances (%d), grouped by what they serve", r.NumInstances())))
 	for _, g := range d.Groups {
 		mark := c.red("✗")
 		if g.MatchesRelease {
@@ -127,10 +127,10 @@ func dgWrong(d *model.Diagnosis) []string {
 	}
 	var out []string
 	if off > 0 {
-		out = append(out, fmt.Sprintf("%d of %d instances serve other content than the release.", off, len(r.Instances)))
+		out = append(out, fmt.Sprintf("%d of %d instances serve other content than the release.", off, r.NumInstances()))
 	}
 	if n := len(d.Unreachable); n > 0 {
-		out = append(out, fmt.Sprintf("%d of %d instances could not be reached: unknown, not wrong.", n, len(r.Instances)))
+		out = append(out, fmt.Sprintf("%d of %d instances could not be reached: unknown, not wrong.", n, r.NumInstances()))
 	}
 	if r.CDN.Missing > 0 {
 		out = append(out, fmt.Sprintf("%s referenced by served manifests %s missing on the CDN: pages that load them break.", dgCount(r.CDN.Missing, "asset"), dgVerb(r.CDN.Missing, "is", "are")))
@@ -146,7 +146,7 @@ func dgWrong(d *model.Diagnosis) []string {
 	}
 	if len(out) == 0 {
 		if len(r.Findings) == 0 {
-			return []string{fmt.Sprintf("Nothing: all %d instances serve the release and every checked asset exists.", len(r.Instances))}
+			return []string{fmt.Sprintf("Nothing: all %d instances serve the release and every checked asset exists.", r.NumInstances())}
 		}
 		return []string{fmt.Sprintf("No instance serves other content; %s (see the findings).", dgCount(len(r.Findings), "finding"))}
 	}

@@ -37,7 +37,7 @@ func RenderDiagnosisHTML(w io.Writer, d *model.Diagnosis) error {
 		}
 		b.WriteString("</p>\n")
 	}
-	fmt.Fprintf(b, "<p class=\"meta\">Checked %s, %s.</p></header>\n<main>\n", dgEsc(r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")), dgCount(len(r.Instances), "instance"))
+	fmt.Fprintf(b, "<p class=\"meta\">Checked %s, %s.</p></header>\n<main>\n", dgEsc(r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")), dgCount(r.NumInstances(), "instance"))
 	if r.Verdict == model.VerdictError {
 		fmt.Fprintf(b, "<section><h2>Could not verify at all</h2><p>%s</p></section>\n</main></body></html>\n", dgEsc(r.Error))
 		return b.Flush()

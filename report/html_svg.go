@@ -182,7 +182,8 @@ func dgTimelineSVG(b *bufio.Writer, d *model.Diagnosis, styles map[int]dgStyle) 
 			hi = t
 		}
 	}
-	for _, in := range d.Report.Instances {
+	for i := range d.Report.NumInstances() {
+		in := d.Report.InstanceAt(i)
 		if in.LaunchedAt != nil {
 			launched[in.ID] = *in.LaunchedAt
 			widen(*in.LaunchedAt)

@@ -17,7 +17,8 @@ import (
 // never held again as marshalled and then indented bytes.
 func RenderJSON(w io.Writer, r *model.Report) error {
 	head := *r
-	head.Instances, head.Groups, head.Findings = nil, nil, nil
+	head.SetInstanceList(nil)
+	head.Groups, head.Findings = nil, nil
 	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func RenderJSON(w io.Writer, r *model.Report) error {
 		n     int
 		at    func(i int) any
 	}{
-		{"instances", r.Instances == nil, len(r.Instances), func(i int) any { return &r.Instances[i] }},
+		{"instances", r.Instances == nil, r.NumInstances(), func(i int) any { in := r.InstanceAt(i); return &in }},
 		{"groups", r.Groups == nil, len(r.Groups), func(i int) any { return &r.Groups[i] }},
 		{"findings", r.Findings == nil, len(r.Findings), func(i int) any { return &r.Findings[i] }},
 	}

@@ -70,7 +70,8 @@ func renderJUnit(w io.Writer, r *model.Report, o Options) error {
 		}
 	}
 	instances := junitSuite{Name: "instances"}
-	for _, in := range r.Instances {
+	for i := range r.NumInstances() {
+		in := r.InstanceAt(i)
 		name := in.ID
 		if in.Address != "" && in.Address != in.ID {
 			name += " (" + in.Address + ")"

@@ -21,6 +21,7 @@ func (j *judge) assets() {
 	type list struct {
 		assets []model.Asset
 		ids    []string
+		at     []int32 // the instances' positions
 	}
 	lists := map[string]*list{}
 	var order []string
@@ -38,6 +39,7 @@ func (j *judge) assets() {
 			order = append(order, key)
 		}
 		l.ids = append(l.ids, o.Target.ID)
+		l.at = append(l.at, int32(i))
 	}
 	// An asset is referenced by the instances of the lists that hold it; the assets of one
 	// build share one sorted list of instance IDs rather than each copying thousands.
@@ -85,6 +87,14 @@ func (j *judge) assets() {
 		union[key] = ids
 		return ids
 	}
+	// mismatch marks the instances of the lists numbered ns as mismatched.
+	mismatch := func(ns []int) {
+		for _, n := range ns {
+			for _, i := range lists[order[n]].at {
+				j.mismatch(i)
+			}
+		}
+	}
 	if len(cdn.NotChecked) > 0 {
 		ids := uniqueSorted(notCheckedIDs)
 		j.add(model.Finding{Kind: model.KindAssetUnchecked, Severity: model.SeverityWarning, Instances: ids,
@@ -101,9 +111,7 @@ func (j *judge) assets() {
 		p := ac.Primary
 		switch ac.State {
 		case model.AssetMissing:
-			for _, id := range ids {
-				j.mismatch(id)
-			}
+			mismatch(refLists[ref])
 			j.add(model.Finding{Kind: model.KindAssetMissing, Severity: model.SeverityError, Instances: ids, URL: p.URL, Status: p.Status,
 				Message: fmt.Sprintf("%s answers %d: referenced by %d instance(s) (%s)", p.URL, p.Status, len(ids), list3(ids))})
 		case model.AssetUnchecked:
@@ -131,9 +139,7 @@ func (j *judge) assets() {
 				continue
 			}
 			if ic.Error != "" {
-				for _, id := range hids {
-					j.mismatch(id)
-				}
+				mismatch(hashLists[[2]string{ref, ic.Integrity}])
 				j.add(model.Finding{Kind: model.KindAssetIntegrity, Severity: model.SeverityError, Instances: hids, URL: p.URL,
 					Message:  fmt.Sprintf("%s: the CDN's bytes do not match the hash the manifest of %d instance(s) (%s) carries: %s", p.URL, len(hids), list3(hids), ic.Error),
 					Evidence: map[string]string{"want": ic.Integrity}})

@@ -23,7 +23,7 @@ func (j *judge) claims() {
 				Evidence: map[string]string{"source": run.source}})
 		case hasRun && digestsKnown && run.other:
 			// Evidence from the runtime stands whether or not the instance answered over HTTP.
-			j.insts[i].Status = model.StatusMismatch
+			j.mismatch(int32(i))
 			j.add(model.Finding{Kind: model.KindDigestMismatch, Severity: model.SeverityError, Instance: id,
 				Message:  fmt.Sprintf("%s runs %s (per %s), which is not in the release digest set of %s", id, short(run.shown), run.source, j.relName()),
 				Evidence: map[string]string{"want": want, "got": run.shown, "digest": "running", "source": run.source}})
@@ -32,7 +32,7 @@ func (j *judge) claims() {
 			continue
 		}
 		if digestsKnown && o.ReportedDigest != "" && !j.rel.HasDigest(o.ReportedDigest) {
-			j.insts[i].Status = model.StatusMismatch
+			j.mismatch(int32(i))
 			j.add(model.Finding{Kind: model.KindDigestMismatch, Severity: model.SeverityError, Instance: id,
 				Message:  fmt.Sprintf("%s reported digest %s is not in the release digest set of %s", id, short(o.ReportedDigest), j.relName()),
 				Evidence: map[string]string{"want": want, "got": o.ReportedDigest, "digest": "reported"}})
@@ -65,12 +65,12 @@ func (j *judge) claims() {
 			if runsOther {
 				what, got = fmt.Sprintf("runs another image (%s, per %s)", short(run.shown), run.source), run.shown
 			}
-			j.insts[i].Status = model.StatusMismatch
+			j.mismatch(int32(i))
 			j.add(model.Finding{Kind: model.KindVersionLie, Severity: model.SeverityError, Instance: id,
 				Message:  fmt.Sprintf("%s claims %s (the release) but %s", id, strings.Join(claimsRelease, " and "), what),
 				Evidence: map[string]string{"claim": strings.Join(claimsRelease, ", "), "want": j.expected, "got": got}})
 		case len(claimsOther) > 0 && servesRelease:
-			j.insts[i].Status = model.StatusMismatch
+			j.mismatch(int32(i))
 			j.add(model.Finding{Kind: model.KindVersionLie, Severity: model.SeverityError, Instance: id,
 				Message:  fmt.Sprintf("%s claims %s but serves the release %s", id, strings.Join(claimsOther, " and "), j.relName()),
 				Evidence: map[string]string{"claim": strings.Join(claimsOther, ", "), "want": j.rel.Version, "got": key}})

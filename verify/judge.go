@@ -56,6 +56,10 @@ type Input struct {
 	Duration          time.Duration
 	// Extra findings raised before judging (tag-moved from the registry, say).
 	Extra []model.Finding
+	// CompactInstances leaves the report's instances to be built when they are read
+	// (model.Report.SetInstanceList) instead of held in Report.Instances: for a caller that
+	// renders the report and is done with it.
+	CompactInstances bool
 }
 
 // ObservationList gives observations one at a time, in the targets' order.
@@ -83,6 +87,14 @@ func (j *judge) observations() func(yield func(model.Observation) bool) {
 	}
 }
 
+// observation returns the i-th observation.
+func (j *judge) observation(i int) model.Observation {
+	if l := j.in.List; l != nil {
+		return l.At(i)
+	}
+	return j.in.Observations[i]
+}
+
 // count is the number of observations.
 func (j *judge) count() int {
 	if j.in.List != nil {
@@ -94,12 +106,11 @@ func (j *judge) count() int {
 // Judge compares expected and observed and writes the report. It is pure: the same input
 // gives the same report.
 func Judge(in Input) *model.Report {
-	// Per-instance state is sized once: growing maps and slices of 10,000 entries step by step
-	// would allocate each about twice over. Beside the report's instances it is one map entry
-	// (ID to position) and 4 bytes (the content key's number) per instance.
+	// Per-instance state is 5 bytes, sized once: a status and the content key's number. The
+	// report's instances are built from it and the observation when they are read.
 	j := &judge{in: in, rel: model.Release{Source: model.SourceConsensus}}
 	n := j.count()
-	j.insts, j.pos, j.keyIdx = make([]model.Instance, 0, n), make(map[string]int32, n), make([]int32, 0, n)
+	j.status, j.keyIdx = make([]status, 0, n), make([]int32, 0, n)
 	j.keyNum = map[string]int32{}
 	if in.Release != nil {
 		j.rel = *in.Release
@@ -128,18 +139,30 @@ type judge struct {
 	rel      model.Release
 	expected string // expected content key ("" unknown)
 	findings []model.Finding
-	// insts are the report's instances, one per observation in the same order: the i-th
-	// observation is insts[i], whose Status the checks below set.
-	insts []model.Instance
-	pos   map[string]int32 // instance ID -> position in insts
-	// keyIdx[i] numbers the content key of insts[i] in keys, -1 when it has none (it gave no
-	// usable manifest); distinct keys are few (one per build), instances many.
-	keyIdx  []int32
-	keys    []string
-	keyNum  map[string]int32
-	grps    []model.Group
-	running map[string]runningEvidence
+	// status[i] is the i-th instance's status, which the checks below set.
+	status []status
+	// keyIdx[i] numbers the content key of the i-th instance in keys, -1 when it has none (it
+	// gave no usable manifest); distinct keys are few (one per build), instances many.
+	keyIdx []int32
+	keys   []string
+	keyNum map[string]int32
+	// keyGroup[k] is the ID of the group of the instances with key number k.
+	keyGroup []int
+	grps     []model.Group
+	running  map[string]runningEvidence
 }
+
+// status is an instance's status, compactly.
+type status uint8
+
+const (
+	statusOK status = iota
+	statusMismatch
+	statusUnreachable
+	statusError
+)
+
+var statusNames = [...]string{statusOK: model.StatusOK, statusMismatch: model.StatusMismatch, statusUnreachable: model.StatusUnreachable, statusError: model.StatusError}
 
 func (j *judge) add(f model.Finding) { j.findings = append(j.findings, f) }
 
@@ -162,56 +185,78 @@ func (j *judge) setKey(key string) {
 	j.keyIdx[len(j.keyIdx)-1] = k
 }
 
-// mismatch marks the instance with this ID as mismatched.
-func (j *judge) mismatch(id string) {
-	if p, ok := j.pos[id]; ok {
-		j.insts[p].Status = model.StatusMismatch
+// mismatch marks the instance at position i as mismatched.
+func (j *judge) mismatch(i int32) { j.status[i] = statusMismatch }
+
+// first says what an observation alone makes of its instance: its status before any
+// comparison, and the error the report shows.
+func first(o *model.Observation) (status, string) {
+	switch {
+	case !o.Reached && o.TLS != nil && o.TLS.VerifyError != "":
+		// It answered, with a certificate that fails verification: certs() raises
+		// cert-invalid; its content was never fetched, so it is neither unreachable nor
+		// compared.
+		return statusError, o.Error
+	case !o.Reached:
+		return statusUnreachable, o.Error
+	case o.ManifestInvalid != "":
+		return statusError, o.ManifestInvalid
 	}
+	var problems []string
+	if o.VersionError != "" {
+		problems = append(problems, "version claim: "+o.VersionError)
+	}
+	if o.DigestError != "" {
+		problems = append(problems, "digest claim: "+o.DigestError)
+	}
+	return statusOK, strings.Join(problems, "; ")
 }
 
 func (j *judge) instances() {
 	for o := range j.observations() {
 		t := o.Target
 		j.keyIdx = append(j.keyIdx, -1)
-		inst := model.Instance{
-			ID: t.ID, Address: t.Address, Labels: t.Labels,
-			ReportedVersion: o.ReportedVersion, ReportedDigest: o.ReportedDigest, RunningDigest: j.running[t.ID].shown,
-			ManifestSHA256: o.ManifestSHA256, AssetsSHA256: o.AssetsSHA256, Assets: len(o.Assets),
-			Format: o.ManifestFormat, TLS: o.TLS, Status: model.StatusOK,
-		}
-		if !t.LaunchedAt.IsZero() {
-			at := t.LaunchedAt.UTC()
-			inst.LaunchedAt = &at
-		}
+		st, _ := first(&o)
+		j.status = append(j.status, st)
 		switch {
-		case !o.Reached && o.TLS != nil && o.TLS.VerifyError != "":
-			// It answered, with a certificate that fails verification: certs() raises
-			// cert-invalid; its content was never fetched, so it is neither unreachable nor
-			// compared.
-			inst.Status, inst.Error = model.StatusError, o.Error
-		case !o.Reached:
-			inst.Status, inst.Error = model.StatusUnreachable, o.Error
+		case st == statusUnreachable:
 			j.add(model.Finding{Kind: model.KindUnreachable, Severity: model.SeverityError, Instance: t.ID,
 				Message: fmt.Sprintf("%s (%s) gave no usable answer: %s", t.ID, t.Address, o.Error)})
-		case o.ManifestInvalid != "":
-			inst.Status, inst.Error = model.StatusError, o.ManifestInvalid
+		case st == statusError && o.Reached:
 			j.add(model.Finding{Kind: model.KindManifestInvalid, Severity: model.SeverityError, Instance: t.ID,
 				Message: fmt.Sprintf("%s serves no usable manifest: %s", t.ID, o.ManifestInvalid)})
-		default:
+		case st == statusOK:
 			j.setKey(j.in.Compare(o.ManifestSHA256, o.AssetsSHA256))
-			var problems []string
-			if o.VersionError != "" {
-				problems = append(problems, "version claim: "+o.VersionError)
-			}
-			if o.DigestError != "" {
-				problems = append(problems, "digest claim: "+o.DigestError)
-			}
-			inst.Error = strings.Join(problems, "; ")
 		}
-		j.pos[t.ID] = int32(len(j.insts))
-		j.insts = append(j.insts, inst)
 	}
 }
+
+// instance builds the report's i-th instance from its observation and the judge's verdict.
+func (j *judge) instance(i int, o model.Observation) model.Instance {
+	t := o.Target
+	_, why := first(&o)
+	inst := model.Instance{
+		ID: t.ID, Address: t.Address, Labels: t.Labels,
+		ReportedVersion: o.ReportedVersion, ReportedDigest: o.ReportedDigest, RunningDigest: j.running[t.ID].shown,
+		ManifestSHA256: o.ManifestSHA256, AssetsSHA256: o.AssetsSHA256, Assets: len(o.Assets),
+		Format: o.ManifestFormat, TLS: o.TLS, Status: statusNames[j.status[i]], Error: why,
+	}
+	if k := j.keyIdx[i]; k >= 0 && int(k) < len(j.keyGroup) {
+		inst.Group = j.keyGroup[k]
+	}
+	if !t.LaunchedAt.IsZero() {
+		at := t.LaunchedAt.UTC()
+		inst.LaunchedAt = &at
+	}
+	return inst
+}
+
+// instanceList builds the report's instances when they are read.
+type instanceList struct{ j *judge }
+
+func (l instanceList) Len() int { return l.j.count() }
+
+func (l instanceList) At(i int) model.Instance { return l.j.instance(i, l.j.observation(i)) }
 
 // groups groups answering instances by content and decides the expected content.
 func (j *judge) groups() {
@@ -253,15 +298,13 @@ func (j *judge) groups() {
 			j.rel.Source = model.SourceConsensus
 		}
 	}
+	j.keyGroup = make([]int, len(j.keys))
 	for n, g := range order {
 		g.ID = n + 1
 		key := j.in.Compare(g.ManifestSHA256, g.AssetsSHA256)
 		g.MatchesRelease = j.expected != "" && key == j.expected
-		for _, id := range g.Instances {
-			if p, ok := j.pos[id]; ok {
-				j.insts[p].Group = g.ID
-			}
-		}
+		num := j.keyNum[key]
+		j.keyGroup[num] = g.ID
 		j.grps = append(j.grps, *g)
 		if !consensus || g.MatchesRelease {
 			continue
@@ -273,8 +316,10 @@ func (j *judge) groups() {
 		j.add(model.Finding{Kind: model.KindContentDrift, Severity: model.SeverityError, Instances: g.Instances,
 			Message:  fmt.Sprintf("%d instance(s) serve content that differs from the rest of the fleet (%s): %s", len(g.Instances), why, strings.Join(g.Instances, ", ")),
 			Evidence: map[string]string{"want": j.expected, "got": key}})
-		for _, id := range g.Instances {
-			j.mismatch(id)
+		for i, k := range j.keyIdx {
+			if k == num {
+				j.mismatch(int32(i))
+			}
 		}
 	}
 	if consensus {
@@ -287,7 +332,7 @@ func (j *judge) groups() {
 		if !ok || key == j.expected {
 			continue
 		}
-		j.insts[i].Status = model.StatusMismatch
+		j.mismatch(int32(i))
 		j.add(model.Finding{Kind: model.KindContentMismatch, Severity: model.SeverityError, Instance: o.Target.ID,
 			Message:  fmt.Sprintf("%s serves a manifest that differs from the release's (%s compared)", o.Target.ID, j.compareWord()),
 			Evidence: map[string]string{"want": j.expected, "got": key}})

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -259,7 +261,35 @@ func TestJudge(t *testing.T) {
 			if r.Summary.Instances != len(tc.in.Observations) || r.Summary.Findings != len(r.Findings) {
 				t.Errorf("summary %+v", r.Summary)
 			}
+			sameCompact(t, tc.in, r)
 		})
+	}
+}
+
+// sameCompact judges in again with the observations given one at a time and the instances
+// left to be built as they are read, and wants the same report, instance for instance.
+func sameCompact(t *testing.T, in Input, full *model.Report) {
+	t.Helper()
+	in.List, in.Observations, in.CompactInstances = sliceList(in.Observations), nil, true
+	c := Judge(in)
+	if len(c.Instances) != 0 || c.NumInstances() != len(full.Instances) {
+		t.Fatalf("compact report holds %d instances and lists %d, want 0 and %d", len(c.Instances), c.NumInstances(), len(full.Instances))
+	}
+	for i := range full.Instances {
+		if got, want := c.InstanceAt(i), full.Instances[i]; !reflect.DeepEqual(got, want) {
+			t.Errorf("instance %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	a, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("the compact report marshals differently:\n got %s\nwant %s", b, a)
 	}
 }
 

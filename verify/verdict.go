@@ -11,10 +11,17 @@ import (
 func (j *judge) report() *model.Report {
 	r := &model.Report{
 		Schema: model.ReportSchema, StartedAt: j.in.StartedAt.UTC(), DurationMS: j.in.Duration.Milliseconds(),
-		Release: j.rel, Instances: j.insts, Groups: j.grps, Findings: j.findings,
+		Release: j.rel, Groups: j.grps, Findings: j.findings,
 	}
-	if r.Instances == nil {
-		r.Instances = []model.Instance{}
+	if j.in.CompactInstances {
+		r.SetInstanceList(instanceList{j})
+	} else {
+		r.Instances = make([]model.Instance, j.count())
+		i := -1
+		for o := range j.observations() {
+			i++
+			r.Instances[i] = j.instance(i, o)
+		}
 	}
 	if r.Groups == nil {
 		r.Groups = []model.Group{}
@@ -35,15 +42,14 @@ func (j *judge) report() *model.Report {
 		}
 		return fa.URL < fb.URL
 	})
-	for i := range r.Instances {
-		in := &r.Instances[i]
+	for _, st := range j.status {
 		r.Summary.Instances++
-		switch in.Status {
-		case model.StatusOK:
+		switch st {
+		case statusOK:
 			r.Summary.OK++
-		case model.StatusMismatch:
+		case statusMismatch:
 			r.Summary.Mismatch++
-		case model.StatusUnreachable:
+		case statusUnreachable:
 			r.Summary.Unreachable++
 		default:
 			r.Summary.Error++

@@ -72,7 +72,7 @@ func diagnoseFinish(ctx context.Context, w io.Writer, cfg *config.Config, res *r
 	}
 	rep := d.Report
 	if g.quiet && output == "text" {
-		fmt.Fprintf(w, "%s: %d instances in %d groups, %d causes\n", d.Verdict, len(rep.Instances), len(d.Groups), len(d.Causes))
+		fmt.Fprintf(w, "%s: %d instances in %d groups, %d causes\n", d.Verdict, rep.NumInstances(), len(d.Groups), len(d.Causes))
 	} else if err := report.RenderDiagnosis(w, d, output, report.DiagnosisOptions{Color: g.color}); err != nil {
 		return unverifiable(fmt.Errorf("writing the diagnosis: %w", err))
 	}

@@ -69,7 +69,7 @@ func verifyAction(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
 	defer cancel()
-	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g), Discovered: softMemoryLimit, Probed: raiseMemoryLimit})
+	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g), Discovered: softMemoryLimit, Probed: raiseMemoryLimit, CompactReport: true})
 	return finish(c.App.Writer, rep, err, output, c.String("report"), threshold, g)
 }
 

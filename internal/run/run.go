@@ -76,6 +76,10 @@ type Options struct {
 	// for a burst of launches.
 	Release      *model.Release
 	ReleaseExtra []model.Finding
+	// CompactReport leaves the report's instances to be built as they are rendered
+	// (model.Report.SetInstanceList) rather than held: for a caller that renders the report
+	// and is done, as the CLI's verify is. Read them with NumInstances and InstanceAt.
+	CompactReport bool
 }
 
 func (o *Options) defaults() {
@@ -194,6 +198,7 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 		Compare: compare, Extra: res.Extra,
 		StartedAt: started, Duration: o.Now().Sub(started), Now: started,
 		CertExpiryWarning: cfg.Probe.TLS.ExpiryWarning.D(),
+		CompactInstances:  o.CompactReport,
 	})
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		interrupted(ctx, res.Report)
