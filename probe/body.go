@@ -164,8 +164,8 @@ const blockSize = 64 << 10
 var blocks = sync.Pool{New: func() any { b := make([]byte, blockSize); return &b }}
 
 // readCappedHint is readCapped with the expected size (a Content-Length, 0 when unknown): a
-// body that fits in smallBody is then read straight into one allocation of its exact size
-// (plus the byte that detects the end).
+// body that fits in smallBody is then read straight into one buffer of at least its size
+// (plus the byte that detects the end), reused from an earlier body when one is free.
 func readCappedHint(ctx context.Context, r io.Reader, limit int64, large chan struct{}, hint int64) ([]byte, error) {
 	if hint > 0 && hint < smallBody && hint <= limit {
 		buf := getBody(int(hint) + 1)
