@@ -15,18 +15,7 @@ import (
 // fleet.Source, or handed to an SDK paginator) links all of EC2's operations: the binary
 // grew from 33 to 76 MB and every start touched 4 MiB more of it.
 func TestUnusedAWSOperationsAreNotLinked(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads an ELF symbol table")
-	}
-	f, err := elf.Open(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatalf("reading the symbols of %s: %v", binary, err)
-	}
+	syms := linkedSymbols(t)
 	linked := map[string]bool{}
 	for _, s := range syms {
 		linked[s.Name] = true
@@ -64,18 +53,7 @@ func TestUnusedAWSOperationsAreNotLinked(t *testing.T) {
 // (docs/benchmark.md). go.mod pins those services to their last releases without the tables;
 // an upgrade that brings them back fails here, so it is a decision and not an accident.
 func TestNoAWSSchemaTablesLinked(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads an ELF symbol table")
-	}
-	f, err := elf.Open(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatalf("reading the symbols of %s: %v", binary, err)
-	}
+	syms := linkedSymbols(t)
 	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
 	seen := map[string]bool{}
 	for _, s := range syms {
@@ -100,4 +78,22 @@ func hasPrefix(syms []elf.Symbol, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// linkedSymbols returns the symbol table of the binary TestMain built.
+func linkedSymbols(t *testing.T) []elf.Symbol {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("reads an ELF symbol table")
+	}
+	f, err := elf.Open(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatalf("reading the symbols of %s: %v", binary, err)
+	}
+	return syms
 }
