@@ -25,18 +25,42 @@ func TestRenderJSONMatchesEncodingJSON(t *testing.T) {
 	empty := &model.Report{Schema: model.ReportSchema, Verdict: model.VerdictError, Error: "no instances", Instances: []model.Instance{}, Groups: []model.Group{}, Findings: []model.Finding{}}
 	nils := &model.Report{Schema: model.ReportSchema}
 	for _, r := range []*model.Report{full, empty, nils} {
-		var got bytes.Buffer
-		if err := RenderJSON(&got, r); err != nil {
-			t.Fatal(err)
-		}
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
 			t.Fatal(err)
 		}
-		if got.String() != want.String() {
-			t.Errorf("streamed JSON differs:\n%s\nwant:\n%s", got.String(), want.String())
+		reports := []*model.Report{r}
+		if r.Instances != nil {
+			// The same report with its instances built as they are read.
+			listed := *r
+			listed.SetInstanceList(instanceSlice(r.Instances))
+			reports = append(reports, &listed)
+		}
+		for _, r := range reports {
+			var got bytes.Buffer
+			if err := RenderJSON(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("streamed JSON differs:\n%s\nwant:\n%s", got.String(), want.String())
+			}
+			var marshalled bytes.Buffer
+			enc := json.NewEncoder(&marshalled)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(r); err != nil {
+				t.Fatal(err)
+			}
+			if marshalled.String() != want.String() {
+				t.Errorf("encoding/json writes a listed report differently:\n%s\nwant:\n%s", marshalled.String(), want.String())
+			}
 		}
 	}
 }
+
+// instanceSlice is a model.InstanceList over a slice.
+type instanceSlice []model.Instance
+
+func (s instanceSlice) Len() int                { return len(s) }
+func (s instanceSlice) At(i int) model.Instance { return s[i] }
