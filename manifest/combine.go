@@ -3,7 +3,6 @@ package manifest
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"slices"
 	"strings"
 
 	"github.com/polygraph-dev/polygraph/model"
@@ -44,16 +43,5 @@ func Union(lists ...[]model.Asset) []model.Asset {
 	for _, l := range lists {
 		all = append(all, l...)
 	}
-	slices.SortStableFunc(all, func(a, b model.Asset) int { return strings.Compare(a.Ref, b.Ref) })
-	out := all[:0]
-	for _, a := range all {
-		if k := len(out); k > 0 && out[k-1].Ref == a.Ref {
-			if out[k-1].Integrity == "" {
-				out[k-1].Integrity = a.Integrity
-			}
-			continue
-		}
-		out = append(out, a)
-	}
-	return slices.Clip(out)
+	return uniqueAssets(all)
 }

@@ -32,26 +32,14 @@ func init() {
 }
 
 func diagnoseAction(c *cli.Context) error {
-	g, err := getGlobals(c)
+	f, err := prepareRun(c, report.DiagnosisFormats)
 	if err != nil {
 		return err
 	}
-	threshold, err := failOn(c)
-	if err != nil {
-		return err
-	}
-	output, err := outputFormat(c, report.DiagnosisFormats)
-	if err != nil {
-		return err
-	}
-	cfg, err := g.loadConfig(true)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	ctx, cancel := context.WithTimeout(c.Context, f.g.timeout)
 	defer cancel()
-	res, runErr := run.Run(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g), Discovered: softMemoryLimit, Probed: raiseMemoryLimit})
-	return diagnoseFinish(ctx, c.App.Writer, cfg, res, runErr, diagnose.Options{Logger: g.logger, Version: polygraphVersion()}, output, c.String("report"), threshold, g)
+	res, runErr := run.Run(ctx, f.cfg, f.opts)
+	return diagnoseFinish(ctx, c.App.Writer, f.cfg, res, runErr, diagnose.Options{Logger: f.g.logger, Version: polygraphVersion()}, f.output, c.String("report"), f.threshold, f.g)
 }
 
 // diagnoseFinish explains a run, renders the diagnosis, writes --report and returns the exit

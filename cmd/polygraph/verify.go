@@ -50,27 +50,51 @@ func failOn(c *cli.Context) (model.Severity, error) {
 	}
 }
 
-func verifyAction(c *cli.Context) error {
+// fleetRun is what verify and diagnose read before they run the pipeline over the fleet.
+type fleetRun struct {
+	g         *globals
+	threshold model.Severity
+	output    string
+	cfg       *config.Config
+	opts      run.Options
+}
+
+// prepareRun reads the flags and the config of a command that runs the pipeline, whose
+// --output takes one of formats.
+func prepareRun(c *cli.Context, formats []string) (*fleetRun, error) {
 	g, err := getGlobals(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	threshold, err := failOn(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	output, err := outputFormat(c, report.Formats)
+	output, err := outputFormat(c, formats)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := g.loadConfig(true)
 	if err != nil {
+		return nil, err
+	}
+	return &fleetRun{g: g, threshold: threshold, output: output, cfg: cfg, opts: run.Options{
+		Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g),
+		Discovered: softMemoryLimit, Probed: raiseMemoryLimit,
+	}}, nil
+}
+
+func verifyAction(c *cli.Context) error {
+	f, err := prepareRun(c, report.Formats)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, g.timeout)
+	ctx, cancel := context.WithTimeout(c.Context, f.g.timeout)
 	defer cancel()
-	rep, err := run.Verify(ctx, cfg, run.Options{Logger: g.logger, Version: polygraphVersion(), Progress: progressBar(c.App.ErrWriter, g), Discovered: softMemoryLimit, Probed: raiseMemoryLimit, CompactReport: true})
-	return finish(c.App.Writer, rep, err, output, c.String("report"), threshold, g)
+	// The report is rendered and dropped: its instances are built as they are written.
+	f.opts.CompactReport = true
+	rep, err := run.Verify(ctx, f.cfg, f.opts)
+	return finish(c.App.Writer, rep, err, f.output, c.String("report"), f.threshold, f.g)
 }
 
 // finish renders the report (a run that could not verify has one too, verdict "error"),
