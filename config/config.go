@@ -22,6 +22,9 @@ type Config struct {
 	File string `yaml:"-"`
 	// Dir is the directory relative paths resolve against.
 	Dir string `yaml:"-"`
+	// Warnings name settings the config accepts but that have no effect as combined
+	// ("file:line: message"); callers log them.
+	Warnings []string `yaml:"-"`
 }
 
 // Release says what should be running.

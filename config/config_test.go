@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +166,34 @@ policy:
 	wantLine := 1 + strings.Count(doc[:strings.Index(doc, "- {image:")], "\n")
 	if len(c.CDN.BaseURLs) != 2 || c.Fleet.EC2.Port != 8080 || c.Policy.Exceptions[0].Line != wantLine {
 		t.Errorf("decoded %+v %+v line %d", c.CDN, c.Fleet.EC2, c.Policy.Exceptions[0].Line)
+	}
+	// The example sets probe.digest.container beside source http, where nothing reads it:
+	// accepted, as the SPEC shows it, and said.
+	containerLine := 1 + strings.Count(doc[:strings.Index(doc, "container: web")], "\n")
+	want := []string{fmt.Sprintf(`spec.yaml:%d: probe.digest.container is read only when probe.digest.source is ssm or docker (it is "http"): it has no effect`, containerLine)}
+	if !slices.Equal(c.Warnings, want) {
+		t.Errorf("warnings %q, want %q", c.Warnings, want)
+	}
+}
+
+// Settings read only by another digest source are warned about where they are set; used as
+// their source reads them, they are not.
+func TestDigestSettingsOfAnotherSourceWarn(t *testing.T) {
+	ec2 := "fleet:\n  ec2: {region: us-east-1, auto_scaling_groups: [web], port: 8080}\n"
+	tests := []struct{ doc, want string }{
+		{"probe:\n  digest:\n    source: header\n    header: X-Digest\n    tag: image-digest\n",
+			`c.yaml:5: probe.digest.tag is read only when probe.digest.source is ec2-tag (it is "header"): it has no effect`},
+		{ec2 + "probe:\n  digest:\n    source: ec2-tag\n    tag: img\n", ""},
+		{ec2 + "probe:\n  digest:\n    source: ssm\n    container: web\n", ""},
+	}
+	for _, tc := range tests {
+		c, err := Parse([]byte(tc.doc), "c.yaml", t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.doc, err)
+		}
+		if got := strings.Join(c.Warnings, "\n"); got != tc.want {
+			t.Errorf("%s: warnings %q, want %q", tc.doc, got, tc.want)
+		}
 	}
 }
 

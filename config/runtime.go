@@ -20,8 +20,15 @@ func (v *validator) runtime() {
 	d := &c.Probe.Digest
 	r := &c.Probe.Runtime
 	hasAWSFleet := c.Fleet.EC2 != nil || len(c.Fleet.TargetGroups) > 0
-	// probe.digest.container and probe.digest.tag are read only by their sources; SPEC §3's
-	// reference example sets them beside source http, so they are not refused elsewhere.
+	// probe.digest.container and probe.digest.tag are read only by their sources. SPEC §3's
+	// reference example sets them beside source http, so they are not refused elsewhere; a
+	// warning says they do nothing there.
+	if d.Container != "" && d.Source != "ssm" && d.Source != "docker" {
+		v.warn("probe.digest.container", "probe.digest.container is read only when probe.digest.source is ssm or docker (it is %q): it has no effect", d.Source)
+	}
+	if d.Tag != "" && d.Source != "ec2-tag" {
+		v.warn("probe.digest.tag", "probe.digest.tag is read only when probe.digest.source is ec2-tag (it is %q): it has no effect", d.Source)
+	}
 	if d.Source == "ec2-tag" {
 		if !hasAWSFleet {
 			v.fail("probe.digest.source", "probe.digest.source ec2-tag reads instance tags: it needs fleet.ec2 or fleet.target_groups")

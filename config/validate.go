@@ -150,6 +150,17 @@ func (v *validator) fail(path, format string, args ...any) {
 	v.failAt(v.line(path), format, args...)
 }
 
+// warn records a setting that has no effect, at the line of its key path.
+func (v *validator) warn(path, format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	if line := v.line(path); line > 0 {
+		w = fmt.Sprintf("%s:%d: %s", v.cfg.File, line, w)
+	} else if v.cfg.File != "" {
+		w = v.cfg.File + ": " + w
+	}
+	v.cfg.Warnings = append(v.cfg.Warnings, w)
+}
+
 // failAt records the first error, at a line known already.
 func (v *validator) failAt(line int, format string, args ...any) {
 	if v.err != nil {

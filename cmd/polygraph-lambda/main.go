@@ -42,6 +42,9 @@ func setup(ctx context.Context, log *slog.Logger) (*hook.Handler, *config.Config
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
 	if cfg.Fleet.EC2 == nil {
 		return nil, nil, &config.Error{File: cfg.File, Msg: "hook needs fleet.ec2 (address and port): it is how the launching instance is addressed"}
 	}

@@ -209,3 +209,16 @@ func TestExamplesLoad(t *testing.T) {
 		}
 	}
 }
+
+// A setting the config accepts where it has no effect is said on stderr, with its line.
+func TestConfigWarningsAreLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.yaml")
+	doc := "fleet:\n  static:\n    - {id: a, address: \"127.0.9.9:1\"}\nprobe:\n  digest:\n    source: header\n    header: X-D\n    container: web\n  timeout: 1s\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := polygraph(t, nil, "verify", "--config", path, "--timeout", "3s")
+	if code != 3 || !strings.Contains(stderr, path+":8: probe.digest.container is read only when probe.digest.source is ssm or docker") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}

@@ -282,5 +282,11 @@ func (g *globals) loadConfig(required bool) (*config.Config, error) {
 			return config.Parse(nil, "", "")
 		}
 	}
-	return config.Load(path)
+	cfg, err := config.Load(path)
+	if err == nil {
+		for _, w := range cfg.Warnings {
+			g.logger.Warn(w)
+		}
+	}
+	return cfg, err
 }
