@@ -15,12 +15,17 @@ import (
 	"github.com/polygraph-dev/polygraph/internal/awsconf"
 )
 
-// AutoScalingAPI is the part of the Auto Scaling client the hook calls (*autoscaling.Client
-// implements it).
-type AutoScalingAPI interface {
-	CompleteLifecycleAction(ctx context.Context, in *autoscaling.CompleteLifecycleActionInput, opts ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
-	RecordLifecycleActionHeartbeat(ctx context.Context, in *autoscaling.RecordLifecycleActionHeartbeatInput, opts ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
-	DescribeAutoScalingGroups(ctx context.Context, in *autoscaling.DescribeAutoScalingGroupsInput, opts ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
+// AutoScaling holds the two Auto Scaling operations the hook calls, as method values of one
+// client (AutoScalingOf). The client itself is never held: as an interface value it would
+// link every operation of the service (cmd/polygraph's TestUnusedAWSOperationsAreNotLinked).
+type AutoScaling struct {
+	CompleteLifecycleAction        func(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+	RecordLifecycleActionHeartbeat func(context.Context, *autoscaling.RecordLifecycleActionHeartbeatInput, ...func(*autoscaling.Options)) (*autoscaling.RecordLifecycleActionHeartbeatOutput, error)
+}
+
+// AutoScalingOf returns the operations of c the hook calls.
+func AutoScalingOf(c *autoscaling.Client) AutoScaling {
+	return AutoScaling{CompleteLifecycleAction: c.CompleteLifecycleAction, RecordLifecycleActionHeartbeat: c.RecordLifecycleActionHeartbeat}
 }
 
 // Decision is the result a lifecycle action is completed with.

@@ -18,7 +18,7 @@ import (
 // Handler answers lifecycle actions for one configuration. It is safe for concurrent use.
 type Handler struct {
 	cfg    *config.Config
-	asg    AutoScalingAPI
+	asg    AutoScaling
 	check  VerifyFunc
 	region string
 	o      options
@@ -57,7 +57,7 @@ func WithBackoff(f func(attempt int) time.Duration) Option { return func(o *opti
 
 // New returns a handler answering the actions of cfg's hook through asg, verifying launches
 // with check.
-func New(cfg *config.Config, asg AutoScalingAPI, check VerifyFunc, opts ...Option) *Handler {
+func New(cfg *config.Config, asg AutoScaling, check VerifyFunc, opts ...Option) *Handler {
 	o := options{
 		logger: slog.New(slog.DiscardHandler), clock: realClock{}, completeTimeout: 2 * time.Minute,
 		backoff: func(n int) time.Duration { return min(time.Second<<min(n, 5), 20*time.Second) },
@@ -74,7 +74,7 @@ func New(cfg *config.Config, asg AutoScalingAPI, check VerifyFunc, opts ...Optio
 
 // NewFromAWS builds the Auto Scaling client from one aws.Config and returns New's handler.
 func NewFromAWS(cfg *config.Config, ac aws.Config, check VerifyFunc, opts ...Option) *Handler {
-	h := New(cfg, autoscaling.NewFromConfig(ac), check, opts...)
+	h := New(cfg, AutoScalingOf(autoscaling.NewFromConfig(ac)), check, opts...)
 	if h.region == "" {
 		h.region = ac.Region
 	}

@@ -15,11 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// SQSAPI is the part of the SQS client the worker calls (*sqs.Client implements it).
-type SQSAPI interface {
-	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
-	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
-	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+// queue holds the three SQS operations the worker calls, as method values of one client: the
+// client itself is never held, since as an interface value it would link every operation of
+// the service (cmd/polygraph's TestUnusedAWSOperationsAreNotLinked).
+type queue struct {
+	ReceiveMessage          func(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage           func(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+	ChangeMessageVisibility func(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
 // ServeOptions configure the SQS worker.
@@ -63,7 +65,7 @@ type tokenState struct {
 // worker is one Serve call's state.
 type worker struct {
 	h   *Handler
-	q   SQSAPI
+	q   queue
 	o   ServeOptions
 	log *slog.Logger
 
@@ -77,7 +79,8 @@ type worker struct {
 // rest on the queue, visibility no longer extended. A message is deleted once its action is
 // completed (or was already), or when it needs no action (a test notification) or cannot be
 // read at all. The error is for a queue the worker cannot use at all.
-func Serve(ctx context.Context, h *Handler, q SQSAPI, o ServeOptions) (ServeResult, error) {
+func Serve(ctx context.Context, h *Handler, client *sqs.Client, o ServeOptions) (ServeResult, error) {
+	q := queue{client.ReceiveMessage, client.DeleteMessage, client.ChangeMessageVisibility}
 	if o.Concurrency < 1 {
 		o.Concurrency = 1
 	}

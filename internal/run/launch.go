@@ -39,7 +39,7 @@ type LaunchOptions struct {
 type Launches struct {
 	cfg *config.Config
 	ec2 *fleet.EC2
-	asg autoscaling.DescribeAutoScalingGroupsAPIClient
+	asg groupsAPI
 	o   Options
 	lo  LaunchOptions
 
@@ -50,10 +50,16 @@ type Launches struct {
 	resolved  time.Time
 }
 
+// groupsAPI holds the one Auto Scaling operation launches call, as a method value of the
+// client: the client as an interface value would link every Auto Scaling operation.
+type groupsAPI struct {
+	DescribeAutoScalingGroups func(context.Context, *autoscaling.DescribeAutoScalingGroupsInput, ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
+}
+
 // NewLaunches returns a launch verifier over the EC2 and Auto Scaling clients of one
 // aws.Config. The config must name fleet.ec2: its address kind and port are how a launching
 // instance is addressed.
-func NewLaunches(cfg *config.Config, ec2c *ec2.Client, asgc autoscaling.DescribeAutoScalingGroupsAPIClient, o Options, lo LaunchOptions) (*Launches, error) {
+func NewLaunches(cfg *config.Config, ec2c *ec2.Client, asgc *autoscaling.Client, o Options, lo LaunchOptions) (*Launches, error) {
 	e := cfg.Fleet.EC2
 	if e == nil {
 		return nil, &config.Error{File: cfg.File, Msg: "hook needs fleet.ec2 (address and port): it is how the launching instance is addressed"}
@@ -78,7 +84,7 @@ func NewLaunches(cfg *config.Config, ec2c *ec2.Client, asgc autoscaling.Describe
 		}
 	}
 	src := fleet.NewEC2(ec2c, fleet.EC2Options{Region: e.Region, Address: e.Address, Port: e.Port, DigestTag: tag})
-	return &Launches{cfg: cfg, ec2: src, asg: asgc, o: o, lo: lo}, nil
+	return &Launches{cfg: cfg, ec2: src, asg: groupsAPI{asgc.DescribeAutoScalingGroups}, o: o, lo: lo}, nil
 }
 
 // NewLaunchesFromAWS builds the EC2 and Auto Scaling clients from ac.
@@ -209,20 +215,17 @@ func (l *Launches) waitReady(ctx context.Context, t model.Target, deadline <-cha
 
 // inService lists the group's InService instances other than the launching one, as targets.
 func (l *Launches) inService(ctx context.Context, group, launching string) ([]model.Target, error) {
-	p := autoscaling.NewDescribeAutoScalingGroupsPaginator(l.asg, &autoscaling.DescribeAutoScalingGroupsInput{
-		AutoScalingGroupNames: []string{group},
-	})
+	// One group is asked for, and a group's instances all come in its one record: the answer
+	// is a single page (Auto Scaling pages over groups, never over a group's instances).
+	out, err := l.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil {
+		return nil, fmt.Errorf("listing group %s: %w", group, awsconf.Wrap(err, l.cfg.Fleet.EC2.Region))
+	}
 	var ids []string
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing group %s: %w", group, awsconf.Wrap(err, l.cfg.Fleet.EC2.Region))
-		}
-		for _, g := range page.AutoScalingGroups {
-			for _, in := range g.Instances {
-				if id := aws.ToString(in.InstanceId); in.LifecycleState == "InService" && id != launching {
-					ids = append(ids, id)
-				}
+	for _, g := range out.AutoScalingGroups {
+		for _, m := range g.Instances {
+			if id := aws.ToString(m.InstanceId); m.LifecycleState == "InService" && id != launching {
+				ids = append(ids, id)
 			}
 		}
 	}
