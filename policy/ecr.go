@@ -22,12 +22,17 @@ type TagMutability interface {
 // ACCOUNT.dkr.ecr.REGION.amazonaws.com registries, with the SDK's standard configuration
 // (credential chain, AWS_ENDPOINT_URL_ECR, ...) and the region taken from the registry host.
 func ECRTagMutability(cfg aws.Config) TagMutability {
-	return &ecrMutability{cfg: cfg, clients: map[string]*ecr.Client{}}
+	return &ecrMutability{cfg: cfg, describe: map[string]describeRepositories{}}
 }
 
+// describeRepositories is one client's DescribeRepositories. The checker keeps that method
+// value, never the client: the checker is an interface value, and a client held in it would
+// link every ECR operation (cmd/polygraph's TestUnusedAWSOperationsAreNotLinked).
+type describeRepositories func(context.Context, *ecr.DescribeRepositoriesInput, ...func(*ecr.Options)) (*ecr.DescribeRepositoriesOutput, error)
+
 type ecrMutability struct {
-	cfg     aws.Config
-	clients map[string]*ecr.Client
+	cfg      aws.Config
+	describe map[string]describeRepositories // by region
 }
 
 // ecrRegistry splits an ECR registry host into account and region.
@@ -44,12 +49,12 @@ func (e *ecrMutability) TagsMutable(ctx context.Context, registry, repository st
 	if !ok {
 		return false, false, nil
 	}
-	c := e.clients[region]
-	if c == nil {
-		c = ecr.NewFromConfig(e.cfg, func(o *ecr.Options) { o.Region = region })
-		e.clients[region] = c
+	describe := e.describe[region]
+	if describe == nil {
+		describe = ecr.NewFromConfig(e.cfg, func(o *ecr.Options) { o.Region = region }).DescribeRepositories
+		e.describe[region] = describe
 	}
-	out, err := c.DescribeRepositories(ctx, &ecr.DescribeRepositoriesInput{
+	out, err := describe(ctx, &ecr.DescribeRepositoriesInput{
 		RegistryId:      aws.String(account),
 		RepositoryNames: []string{repository},
 	})

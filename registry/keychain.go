@@ -18,12 +18,11 @@ func Keychain() authn.Keychain {
 
 // ECRKeychain returns a keychain that gets Amazon ECR (private and public) tokens through the
 // AWS SDK's standard configuration (credential chain, profiles, AWS_REGION,
-// AWS_ENDPOINT_URL_ECR). It answers anonymous for any other host. When the AWS side fails (no
-// credentials, IAM denies ecr:GetAuthorizationToken) for a private ECR registry, it returns an
-// *AuthError at once rather than letting the pull fail later with an anonymous 401; for ECR
-// Public it falls back to anonymous pulls. The credential helper logs through logrus' standard
-// logger, which polygraph leaves as it is (a library does not change another's globals): at
-// its default level only its note that it fell back to a cached token reaches stderr.
+// AWS_ENDPOINT_URL_ECR, AWS_ENDPOINT_URL_ECR_PUBLIC), sharing the Amazon ECR credential
+// helper's token cache (ecrToken). It answers anonymous for any other host. When the AWS side
+// fails (no credentials, IAM denies ecr:GetAuthorizationToken) for a private ECR registry, it
+// returns an *AuthError at once rather than letting the pull fail later with an anonymous 401;
+// for ECR Public it falls back to anonymous pulls.
 func ECRKeychain() authn.Keychain { return ecrKeychain{} }
 
 type ecrKeychain struct{}
@@ -47,13 +46,12 @@ func (ecrKeychain) ResolveContext(ctx context.Context, r authn.Resource) (authn.
 	if err != nil {
 		return nil, &AuthError{Registry: host, Err: fmt.Errorf("loading the AWS configuration for Amazon ECR: %w", err)}
 	}
-	client := api.DefaultClientFactory{}.NewClientWithOptions(api.Options{Config: cfg})
-	auth, err := client.GetCredentials(host)
+	user, password, err := ecrToken(ctx, cfg, reg)
 	if err != nil && reg.Service == api.ServiceECRPublic {
 		return authn.Anonymous, nil // ECR Public serves anonymous pulls, at a lower rate
 	}
 	if err != nil {
 		return nil, &AuthError{Registry: host, Err: fmt.Errorf("getting an Amazon ECR token (check the AWS credentials and the ecr:GetAuthorizationToken permission): %w", err)}
 	}
-	return authn.FromConfig(authn.AuthConfig{Username: auth.Username, Password: auth.Password}), nil
+	return authn.FromConfig(authn.AuthConfig{Username: user, Password: password}), nil
 }

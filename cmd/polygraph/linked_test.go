@@ -33,6 +33,9 @@ func TestUnusedAWSOperationsAreNotLinked(t *testing.T) {
 		sdk + "sqs.(*Client).ReceiveMessage",
 		sdk + "sqs.(*Client).DeleteMessage",
 		sdk + "sqs.(*Client).ChangeMessageVisibility",
+		sdk + "ecr.(*Client).DescribeRepositories",
+		sdk + "ecr.(*Client).GetAuthorizationToken",
+		sdk + "ecrpublic.(*Client).GetAuthorizationToken",
 	} {
 		if !linked[name] {
 			t.Errorf("%s is not in the binary: the test no longer sees what it checks", name)
@@ -48,6 +51,9 @@ func TestUnusedAWSOperationsAreNotLinked(t *testing.T) {
 		sdk + "autoscaling.(*Client).SetDesiredCapacity",
 		sdk + "sqs.(*Client).SendMessage",
 		sdk + "sqs.(*Client).DeleteQueue",
+		sdk + "ecr.(*Client).PutImage",
+		sdk + "ecr.(*Client).DeleteRepository",
+		sdk + "ecrpublic.(*Client).PutImage",
 	} {
 		if linked[name] {
 			t.Errorf("%s is linked though polygraph never calls it: an AWS client (or a value holding one) became an interface value; keep its methods instead, as fleet.EC2 does", name)
