@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -184,6 +185,27 @@ func TestHugeHeadersAreRefused(t *testing.T) {
 	o := probe.New(probe.WithBackoff(probe.NoWait, 0, 0)).Probe(context.Background(), []model.Target{{ID: "a", Address: strings.TrimPrefix(srv.URL, "http://")}})[0]
 	if o.Reached || !strings.Contains(o.Error, "headers exceeded") || requests.Load() != 1 {
 		t.Errorf("%d requests: %+v", requests.Load(), o)
+	}
+}
+
+// TestLongHeadersAreRead: the transport reads through a 1 KiB buffer, far smaller than the
+// headers real sites send (a content security policy of many kilobytes, a cookie per
+// feature); everything within the 64 KiB cap is read whole.
+func TestLongHeadersAreRead(t *testing.T) {
+	b := testkit.CRABuild("long", 6, 2)
+	csp := "default-src 'self'; script-src " + strings.Repeat("https://cdn.example.test/x ", 600)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", csp)
+		for i := range 20 {
+			w.Header().Add("Set-Cookie", fmt.Sprintf("feature%d=%s", i, strings.Repeat("v", 1000)))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b.Manifest)
+	}))
+	defer srv.Close()
+	o := probe.New().Probe(context.Background(), []model.Target{{ID: "a", Address: strings.TrimPrefix(srv.URL, "http://")}})[0]
+	if !o.Reached || o.ManifestInvalid != "" || len(o.Assets) != 6 || o.ManifestBytes != int64(len(b.Manifest)) {
+		t.Errorf("%+v", o)
 	}
 }
 
