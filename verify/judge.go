@@ -262,6 +262,14 @@ func (l instanceList) At(i int) model.Instance { return l.j.instance(i, l.j.obse
 func (j *judge) groups() {
 	byKey := map[string]*model.Group{}
 	var order []*model.Group
+	// Each group's instance list is made at its final size: appending would leave as much
+	// again behind as garbage, at the end of the run, where a large fleet's peak is.
+	size := make([]int, len(j.keys))
+	for _, k := range j.keyIdx {
+		if k >= 0 {
+			size[k]++
+		}
+	}
 	i := -1
 	for o := range j.observations() {
 		i++
@@ -271,7 +279,8 @@ func (j *judge) groups() {
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &model.Group{ManifestSHA256: o.ManifestSHA256, AssetsSHA256: o.AssetsSHA256, RunningDigests: []string{}}
+			g = &model.Group{ManifestSHA256: o.ManifestSHA256, AssetsSHA256: o.AssetsSHA256, RunningDigests: []string{},
+				Instances: make([]string, 0, size[j.keyIdx[i]])}
 			byKey[key] = g
 			order = append(order, g)
 		}
