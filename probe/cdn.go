@@ -68,9 +68,14 @@ func NewCDN(baseURLs []string, opts ...Option) (*CDN, error) {
 			MaxIdleConns:           o.concurrency,
 			MaxIdleConnsPerHost:    o.concurrency,
 			MaxResponseHeaderBytes: maxHeaderBytes,
-			MaxConnsPerHost:        o.concurrency,
-			IdleConnTimeout:        30 * time.Second,
-			TLSHandshakeTimeout:    o.timeout,
+			// Requests are a line and a few headers, answers mostly headers (HEAD) or bodies
+			// read straight into their own buffers; Go's 4 KiB each way, for every idle
+			// connection kept, would be a megabyte at 128 connections.
+			WriteBufferSize:     512,
+			ReadBufferSize:      2048,
+			MaxConnsPerHost:     o.concurrency,
+			IdleConnTimeout:     30 * time.Second,
+			TLSHandshakeTimeout: o.timeout,
 			// Bound the wait for headers too: a CDN that accepts and never answers must not
 			// hold a slot until the run's deadline.
 			ResponseHeaderTimeout: o.timeout,

@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -238,4 +239,38 @@ func stateOf(res *model.CDNResult, ref string) model.AssetState {
 		return ac.State
 	}
 	return model.AssetOK
+}
+
+// TestCDNLongHeadersAreRead: CDN connections read through a 2 KiB buffer; a CDN answering
+// with many kilobytes of headers (cache and tracing headers, cookies) on kept-alive
+// connections is read whole, answer after answer.
+func TestCDNLongHeadersAreRead(t *testing.T) {
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Trace", strings.Repeat("t", 6000))
+		w.Header().Set("Set-Cookie", "edge="+strings.Repeat("c", 3000))
+		if r.URL.Path == "/gone.js" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("/* asset */"))
+	}))
+	defer cdn.Close()
+	c, err := probe.NewCDN([]string{cdn.URL}, probe.WithConcurrency(2), probe.WithBackoff(probe.NoWait, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	paths := []string{"/gone.js"}
+	for i := range 20 {
+		paths = append(paths, fmt.Sprintf("/a%d.js", i))
+	}
+	res := c.Check(context.Background(), assetsOf(paths...))
+	for _, p := range paths[1:] {
+		if s := stateOf(res, p); s != model.AssetOK {
+			t.Errorf("%s is %s", p, s)
+		}
+	}
+	if s := res.Checks["/gone.js"].State; s != model.AssetMissing {
+		t.Errorf("/gone.js is %s", s)
+	}
 }
