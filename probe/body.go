@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrTooLarge is returned when a body, as sent or once decoded, exceeds its cap.
@@ -34,8 +35,9 @@ const smallBody = 256 << 10
 
 // readBody reads resp's body, decoding gzip or deflate, and caps both the bytes on the wire
 // and the decoded bytes at limit. A Content-Length over the cap is refused before reading.
-// large holds the large-body slots (nil: no limit).
-func readBody(ctx context.Context, resp *http.Response, limit int64, large chan struct{}) ([]byte, error) {
+// large holds the large-body slots (nil: no limit). guess, when set, holds the size of the
+// last body read whose length was not known beforehand (chunked, or decoded), and is updated.
+func readBody(ctx context.Context, resp *http.Response, limit int64, large chan struct{}, guess *atomic.Int64) ([]byte, error) {
 	if resp.ContentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d over %d bytes", ErrTooLarge, resp.ContentLength, limit)
 	}
@@ -70,11 +72,20 @@ func readBody(ctx context.Context, resp *http.Response, limit int64, large chan 
 	default:
 		return nil, fmt.Errorf("%w: Content-Encoding %q was not asked for", ErrEncoding, enc)
 	}
-	hint := int64(0)
-	if r == io.Reader(wire) && resp.ContentLength > 0 {
+	hint, guessed := int64(0), false
+	switch {
+	case r == io.Reader(wire) && resp.ContentLength > 0:
 		hint = resp.ContentLength // identity: the first block can hold the whole body
+	case guess != nil:
+		// Chunked or encoded: the fleet's bodies are nearly all of one size, so the last such
+		// body's size is the first guess (a pooled buffer, no copy); a longer one reads on
+		// in blocks.
+		hint, guessed = guess.Load(), true
 	}
 	body, err := readCappedHint(ctx, r, limit, large, hint)
+	if guessed && err == nil {
+		guess.Store(int64(len(body)))
+	}
 	if err != nil {
 		err = wireErr(wire, err)
 		decoded := r != io.Reader(wire)

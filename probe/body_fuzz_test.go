@@ -21,7 +21,7 @@ func FuzzReadBody(f *testing.F) {
 		h := http.Header{}
 		h.Set("Content-Encoding", enc)
 		resp := &http.Response{Header: h, Body: io.NopCloser(bytes.NewReader(data)), ContentLength: -1}
-		got, err := readBody(context.Background(), resp, limit, make(chan struct{}, 1))
+		got, err := readBody(context.Background(), resp, limit, make(chan struct{}, 1), nil)
 		if len(got) > limit {
 			t.Fatalf("returned %d bytes over the %d cap", len(got), limit)
 		}

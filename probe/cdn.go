@@ -364,7 +364,7 @@ func (c *CDN) verifyBytes(ctx context.Context, h *cdnHost, u string, integrities
 		return oc, nil, false
 	}
 	oc.State = model.AssetOK
-	body, err := readBody(ctx, resp, c.o.maxBody, c.large)
+	body, err := readBody(ctx, resp, c.o.maxBody, c.large, nil)
 	if err != nil {
 		return oc, all(fmt.Sprintf("reading GET %s: %v", u, err)), false
 	}

@@ -204,7 +204,7 @@ func TestReadBody(t *testing.T) {
 		{"brotli never asked for", resp("br", doc, -1), nil, ErrEncoding},
 	}
 	for _, tc := range cases {
-		got, err := readBody(context.Background(), tc.resp, limit, make(chan struct{}, 1))
+		got, err := readBody(context.Background(), tc.resp, limit, make(chan struct{}, 1), nil)
 		if tc.wantErr != nil {
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("%s: error %v, want %v", tc.name, err, tc.wantErr)
@@ -218,7 +218,7 @@ func TestReadBody(t *testing.T) {
 	// A body cut short is a transport error (retryable), not an encoding problem.
 	r := resp("gzip", nil, -1)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(enc("gzip", doc)[:15]), errReader{io.ErrUnexpectedEOF}))
-	if _, err := readBody(context.Background(), r, limit, nil); errors.Is(err, ErrEncoding) || !Retryable(nil, err) {
+	if _, err := readBody(context.Background(), r, limit, nil, nil); errors.Is(err, ErrEncoding) || !Retryable(nil, err) {
 		t.Errorf("a gzip body cut short: %v (retryable %v)", err, Retryable(nil, err))
 	}
 }

@@ -177,7 +177,7 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 // of a hostile error page at most 4 KiB is read, to let the connection be reused.
 func (in *instance) readIfUseful(ctx context.Context, resp *http.Response) ([]byte, error) {
 	if resp.StatusCode/100 == 2 {
-		return readBody(ctx, resp, in.p.o.maxBody, in.p.large)
+		return readBody(ctx, resp, in.p.o.maxBody, in.p.large, &in.p.unannounced)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	return nil, nil
