@@ -46,11 +46,11 @@ func readBody(ctx context.Context, resp *http.Response, limit int64, large chan 
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(wire)
+		zr, err := getGzip(wire)
 		if err != nil {
 			return nil, wireErr(wire, fmt.Errorf("%w: gzip: %w", ErrEncoding, err))
 		}
-		defer zr.Close()
+		defer putGzip(zr)
 		r = zr
 	case "deflate":
 		// RFC 9110 deflate is zlib-wrapped; some servers send raw DEFLATE. Tell them apart by
@@ -97,6 +97,29 @@ func readBody(ctx context.Context, resp *http.Response, limit int64, large chan 
 		}
 	}
 	return body, err
+}
+
+// gzipReaders holds gzip readers between bodies: a reader and its decompressor are about 45 KB,
+// allocated anew for every gzip-encoded manifest otherwise.
+var gzipReaders sync.Pool
+
+// getGzip returns a gzip reader of r, reused when one is free.
+func getGzip(r io.Reader) (*gzip.Reader, error) {
+	zr, ok := gzipReaders.Get().(*gzip.Reader)
+	if !ok {
+		return gzip.NewReader(r)
+	}
+	if err := zr.Reset(r); err != nil {
+		gzipReaders.Put(zr) // Reset makes it whole again for the next body
+		return nil, err
+	}
+	return zr, nil
+}
+
+// putGzip closes zr and hands it back for the next body.
+func putGzip(zr *gzip.Reader) {
+	zr.Close()
+	gzipReaders.Put(zr)
 }
 
 // isTransport reports whether err came from the connection rather than from decoding.
