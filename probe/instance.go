@@ -30,6 +30,7 @@ type Prober struct {
 	mu     sync.Mutex
 	parsed map[parseKey]*parsed // identical bytes are parsed once
 	unions map[string]*parsed   // by the manifests' keys, for probe.manifest.paths
+	certs  map[model.TLSInfo]*model.TLSInfo
 }
 
 // parseKey identifies a manifest by its bytes, the Content-Type it was served with (which
@@ -57,7 +58,8 @@ const largeBodies = 4
 
 // New returns a Prober.
 func New(opts ...Option) *Prober {
-	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, unions: map[string]*parsed{}, large: make(chan struct{}, largeBodies)}
+	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, unions: map[string]*parsed{}, certs: map[model.TLSInfo]*model.TLSInfo{},
+		large: make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
@@ -188,10 +190,11 @@ func (p *Prober) probe(ctx context.Context, t model.Target) model.Observation {
 	cert, certErr := in.cert, in.certErr
 	in.mu.Unlock()
 	if cert != nil {
-		obs.TLS = certInfo(cert, hostOnly(o.host))
+		info := certInfo(cert, hostOnly(o.host))
 		if certErr != nil {
-			obs.TLS.VerifyError = certErr.Error()
+			info.VerifyError = certErr.Error()
 		}
+		obs.TLS = p.sameTLS(info)
 	}
 	var ce *CertError
 	switch {
