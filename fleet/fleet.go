@@ -5,6 +5,8 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/polygraph-dev/polygraph/model"
 )
@@ -57,5 +59,50 @@ func Discover(ctx context.Context, sources ...Source) ([]model.Target, error) {
 		}
 		lists[i] = nil // merged: the source's copy can go
 	}
+	share(out)
 	return out, nil
+}
+
+// share makes targets with equal labels share one map, and equal digest claims one string:
+// an EC2 fleet's instances carry a few label sets (zone, type, group, image) and one digest
+// tag, and a map and strings of its own are about 450 bytes per instance for as long as the
+// run lasts. The maps are read-only once discovered.
+func share(ts []model.Target) {
+	labels := map[string]map[string]string{}
+	digests := map[string]string{}
+	var key []byte
+	var names []string
+	for i := range ts {
+		t := &ts[i]
+		if d := t.ReportedDigest; d != "" {
+			if same, ok := digests[d]; ok {
+				t.ReportedDigest = same
+			} else {
+				digests[d] = d
+			}
+		}
+		if len(t.Labels) == 0 {
+			continue
+		}
+		names = names[:0]
+		for k := range t.Labels {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		key = key[:0]
+		for _, k := range names {
+			// Lengths first, so no key or value can pass for another pair.
+			key = strconv.AppendInt(key, int64(len(k)), 10)
+			key = append(key, ':')
+			key = append(key, k...)
+			key = strconv.AppendInt(key, int64(len(t.Labels[k])), 10)
+			key = append(key, ':')
+			key = append(key, t.Labels[k]...)
+		}
+		if same, ok := labels[string(key)]; ok {
+			t.Labels = same
+		} else {
+			labels[string(key)] = t.Labels
+		}
+	}
 }

@@ -8,7 +8,8 @@ type Target struct {
 	ID string
 	// Address is host:port; the probe dials it directly.
 	Address string
-	// Labels are free-form key/value pairs carried into the report (az, asg, ...).
+	// Labels are free-form key/value pairs carried into the report (az, asg, ...). Targets
+	// from fleet.Discover with equal labels share one map: it is read-only.
 	Labels map[string]string
 	// LaunchedAt is when the instance started, when the source knows it.
 	LaunchedAt time.Time
