@@ -31,6 +31,7 @@ type Prober struct {
 	parsed map[parseKey]*parsed // identical bytes are parsed once
 	unions map[string]*parsed   // by the manifests' keys, for probe.manifest.paths
 	certs  map[model.TLSInfo]*model.TLSInfo
+	chains map[[sha256.Size]byte]chainVerdict // see verifyChain
 }
 
 // parseKey identifies a manifest by its bytes, the Content-Type it was served with (which
@@ -59,7 +60,8 @@ const largeBodies = 4
 // New returns a Prober.
 func New(opts ...Option) *Prober {
 	return &Prober{o: build(opts), parsed: map[parseKey]*parsed{}, unions: map[string]*parsed{}, certs: map[model.TLSInfo]*model.TLSInfo{},
-		large: make(chan struct{}, largeBodies)}
+		chains: map[[sha256.Size]byte]chainVerdict{},
+		large:  make(chan struct{}, largeBodies)}
 }
 
 // Requests returns the number of HTTP requests sent to instances so far: every attempt and
