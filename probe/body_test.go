@@ -9,10 +9,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
+
+	"github.com/polygraph-dev/polygraph/model"
 )
 
 // readBody returns exactly the bytes sent, whatever their size relative to the pooled blocks,
@@ -135,5 +139,40 @@ func TestUnannouncedBodiesReuseBuffers(t *testing.T) {
 			}
 			t.Logf("%d bytes allocated per %d-byte body with the guess, %d without", guessed, len(body), blind)
 		})
+	}
+}
+
+// TestSizeGuessesArePerPath: an instance's manifest and its version endpoint, both answered
+// chunked, are read with guesses of their own, so neither spoils the other's; every
+// observation is whole.
+func TestSizeGuessesArePerPath(t *testing.T) {
+	manifest := []byte(`{"files":{` + strings.Repeat(`"a.js":"/static/js/a.js",`, 1000) + `"b.js":"/static/js/b.js"}}`)
+	version := []byte(`{"version":"v2.31.0"}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		body := manifest
+		if r.URL.Path == "/version" {
+			body = version
+		}
+		w.Write(body[:1])
+		w.(http.Flusher).Flush() // chunked: no Content-Length
+		w.Write(body[1:])
+	}))
+	defer srv.Close()
+	targets := make([]model.Target, 20)
+	for i := range targets {
+		targets[i] = model.Target{ID: fmt.Sprint("i", i), Address: strings.TrimPrefix(srv.URL, "http://")}
+	}
+	p := New(WithConcurrency(4), WithVersionClaim(Claim{Path: "/version", Pointer: "/version"}))
+	for _, o := range p.Probe(context.Background(), targets) {
+		if !o.Reached || o.ManifestBytes != int64(len(manifest)) || o.ReportedVersion != "v2.31.0" || len(o.Assets) != 2 {
+			t.Fatalf("%s: %+v", o.Target.ID, o)
+		}
+	}
+	if g := p.sizeGuess("/asset-manifest.json").Load(); g != int64(len(manifest)) {
+		t.Errorf("manifest guess %d, want %d", g, len(manifest))
+	}
+	if g := p.sizeGuess("/version").Load(); g != int64(len(version)) {
+		t.Errorf("version guess %d, want %d", g, len(version))
 	}
 }

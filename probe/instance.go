@@ -23,9 +23,10 @@ type Prober struct {
 	requests atomic.Int64
 	fds      fdWatch
 	large    chan struct{} // large-body slots, see smallBody
-	// unannounced is the size of the last body whose length the answer did not give
-	// (chunked, or encoded): the first guess for the next one (readBody).
-	unannounced atomic.Int64
+	// unannounced holds, per path, the size of the last body whose length the answer did not
+	// give (chunked, or encoded): the first guess for the next one (readBody). A manifest and
+	// a claim endpoint differ in size, so each path has its own.
+	unannounced sync.Map // path -> *atomic.Int64
 
 	mu     sync.Mutex
 	parsed map[parseKey]*parsed // identical bytes are parsed once

@@ -173,11 +173,24 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	return r
 }
 
+// sizeGuess returns the size guess of a path's unannounced bodies.
+func (p *Prober) sizeGuess(path string) *atomic.Int64 {
+	if g, ok := p.unannounced.Load(path); ok {
+		return g.(*atomic.Int64)
+	}
+	g, _ := p.unannounced.LoadOrStore(path, new(atomic.Int64))
+	return g.(*atomic.Int64)
+}
+
 // readIfUseful reads a 2xx body (capped); other answers are judged by their status alone, so
 // of a hostile error page at most 4 KiB is read, to let the connection be reused.
 func (in *instance) readIfUseful(ctx context.Context, resp *http.Response) ([]byte, error) {
 	if resp.StatusCode/100 == 2 {
-		return readBody(ctx, resp, in.p.o.maxBody, in.p.large, &in.p.unannounced)
+		path := ""
+		if resp.Request != nil {
+			path = resp.Request.URL.Path
+		}
+		return readBody(ctx, resp, in.p.o.maxBody, in.p.large, in.p.sizeGuess(path))
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	return nil, nil
