@@ -12,7 +12,7 @@ type RunningDigest struct {
 	// ImageID is the container's image ID (its config digest), canonical.
 	ImageID string `json:"image_id,omitempty"`
 	// RepoDigests are the image's repository digests as the runtime lists them
-	// ("repo@sha256:…").
+	// ("repo@sha256:…"). Results naming one image share the list: it is read-only.
 	RepoDigests []string `json:"repo_digests,omitempty"`
 	// Unknown says why the source could not tell what the instance runs; "" when it could.
 	Unknown string `json:"unknown,omitempty"`

@@ -3,6 +3,7 @@ package running
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -28,9 +29,14 @@ func BenchmarkSSM1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	var sends, lists int
+	var before, after runtime.MemStats
+	var kept []model.RunningDigest
 	b.ResetTimer()
 	for b.Loop() {
 		f.Reset()
+		kept = nil
+		runtime.GC()
+		runtime.ReadMemStats(&before)
 		got, err := src.RunningDigests(context.Background(), targets)
 		if err != nil {
 			b.Fatal(err)
@@ -41,7 +47,12 @@ func BenchmarkSSM1000(b *testing.B) {
 			}
 		}
 		sends, lists = len(f.Calls("SendCommand")), len(f.Calls("ListCommandInvocations"))
+		kept = got
 	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// What the run keeps of the answers: one result per instance.
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(len(kept)), "retained-B/instance")
 	b.ReportMetric(float64(sends), "SendCommand/op")
 	b.ReportMetric(float64(lists), "ListCommandInvocations/op")
 }

@@ -120,6 +120,7 @@ func (d *Docker) RunningDigests(ctx context.Context, targets []model.Target) ([]
 		}()
 	}
 	wg.Wait()
+	share(res)
 	return res, nil
 }
 

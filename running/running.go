@@ -5,6 +5,7 @@ package running
 
 import (
 	"context"
+	"strings"
 
 	"github.com/polygraph-dev/polygraph/model"
 )
@@ -18,4 +19,43 @@ type Source interface {
 	// only for misconfiguration; an instance the source could not ask is a result with
 	// Unknown set.
 	RunningDigests(ctx context.Context, targets []model.Target) ([]model.RunningDigest, error)
+}
+
+// share makes results that name the same image share its strings: every instance of a fleet
+// runs one or two images, and each result holding copies of its own (or, from SSM, pieces of
+// its command's whole output) costs about 500 bytes per instance for the rest of the run.
+// Unknown reasons name their instance and are left alone.
+func share(rs []model.RunningDigest) {
+	ids := map[string]string{}
+	repos := map[string][]string{}
+	var key strings.Builder
+	for i := range rs {
+		r := &rs[i]
+		if r.ImageID != "" {
+			if same, ok := ids[r.ImageID]; ok {
+				r.ImageID = same
+			} else {
+				r.ImageID = strings.Clone(r.ImageID)
+				ids[r.ImageID] = r.ImageID
+			}
+		}
+		if len(r.RepoDigests) == 0 {
+			continue
+		}
+		key.Reset()
+		for _, d := range r.RepoDigests {
+			key.WriteString(d)
+			key.WriteByte('\n') // never part of a repository digest
+		}
+		if same, ok := repos[key.String()]; ok {
+			r.RepoDigests = same
+		} else {
+			own := make([]string, len(r.RepoDigests))
+			for j, d := range r.RepoDigests {
+				own[j] = strings.Clone(d)
+			}
+			r.RepoDigests = own
+			repos[key.String()] = own
+		}
+	}
 }

@@ -166,6 +166,7 @@ func (s *SSM) RunningDigests(ctx context.Context, targets []model.Target) ([]mod
 	if err := s.poll(ctx, cmds, set, unknown); err != nil {
 		return nil, err
 	}
+	share(res)
 	return res, nil
 }
 
