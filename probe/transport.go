@@ -143,10 +143,11 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 		body    []byte
 		bodyErr error
 		read    bool
+		guess   = in.p.sizeGuess(path)
 	)
 	req.SetResponseHandler(func(resp *http.Response) error {
 		read = true
-		body, bodyErr = in.readIfUseful(ctx, resp)
+		body, bodyErr = in.readIfUseful(ctx, resp, guess)
 		resp.Body.Close()
 		return bodyErr
 	})
@@ -159,7 +160,7 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	defer resp.Body.Close()
 	r.status, r.header = resp.StatusCode, resp.Header
 	if !read { // the last of retryable answers (503 after retries): kept, its status is what counts
-		body, bodyErr = in.readIfUseful(ctx, resp)
+		body, bodyErr = in.readIfUseful(ctx, resp, guess)
 	}
 	r.body = body
 	switch {
@@ -173,7 +174,8 @@ func (in *instance) fetch(ctx context.Context, path string) *response {
 	return r
 }
 
-// sizeGuess returns the size guess of a path's unannounced bodies.
+// sizeGuess returns the size guess of a path's unannounced bodies; paths are the config's
+// (manifest and claim paths), a handful.
 func (p *Prober) sizeGuess(path string) *atomic.Int64 {
 	if g, ok := p.unannounced.Load(path); ok {
 		return g.(*atomic.Int64)
@@ -182,15 +184,13 @@ func (p *Prober) sizeGuess(path string) *atomic.Int64 {
 	return g.(*atomic.Int64)
 }
 
-// readIfUseful reads a 2xx body (capped); other answers are judged by their status alone, so
-// of a hostile error page at most 4 KiB is read, to let the connection be reused.
-func (in *instance) readIfUseful(ctx context.Context, resp *http.Response) ([]byte, error) {
+// readIfUseful reads a 2xx body (capped), guess being the size guess of the path asked for
+// (never of a path redirected to, which the instance chooses); other answers are judged by
+// their status alone, so of a hostile error page at most 4 KiB is read, to let the
+// connection be reused.
+func (in *instance) readIfUseful(ctx context.Context, resp *http.Response, guess *atomic.Int64) ([]byte, error) {
 	if resp.StatusCode/100 == 2 {
-		path := ""
-		if resp.Request != nil {
-			path = resp.Request.URL.Path
-		}
-		return readBody(ctx, resp, in.p.o.maxBody, in.p.large, in.p.sizeGuess(path))
+		return readBody(ctx, resp, in.p.o.maxBody, in.p.large, guess)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	return nil, nil
