@@ -120,12 +120,16 @@ func TestUnannouncedBodiesReuseBuffers(t *testing.T) {
 			if guess.Load() != int64(len(body)) {
 				t.Errorf("guess %d after reading %d bytes", guess.Load(), len(body))
 			}
+			t.Logf("%d bytes allocated per %d-byte body with the guess, %d without", guessed, len(body), blind)
+			if raceDetector {
+				return // the pools drop what they are given at random: only the bytes read count
+			}
 			if blind < guessed+uint64(len(body))*3/4 {
 				t.Errorf("%d bytes allocated per read with the guess, %d without: want about %d fewer", guessed, blind, len(body))
 			}
 			if tc.name == "gzip" {
 				// A new gzip reader and its decompressor cost more than a body read with a
-				// reused one, whatever the pools drop now and then (as under the race detector).
+				// reused one.
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
 				for range 20 {
@@ -137,7 +141,6 @@ func TestUnannouncedBodiesReuseBuffers(t *testing.T) {
 					t.Errorf("%d bytes allocated per gzip body, where a new gzip reader alone is %d: readers are not reused", guessed, fresh)
 				}
 			}
-			t.Logf("%d bytes allocated per %d-byte body with the guess, %d without", guessed, len(body), blind)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/polygraph-dev/polygraph/model"
@@ -21,7 +22,14 @@ import (
 type record struct {
 	tail *model.Observation // every field but Target and a built ManifestURL; shared
 	url  bool               // ManifestURL is scheme://address + manifest path
+	addr bool               // the tail's errors hold addrMark where they named the address
 }
+
+// addrMark stands for the instance's address in the errors of a shared tail: instances that
+// failed alike ("GET http://ADDRESS/asset-manifest.json: connection refused") then share one
+// tail, as those that answered alike do, rather than a tail each. Errors holding a NUL (none
+// polygraph writes: answers' text is quoted) keep the address.
+const addrMark = "\x00address\x00"
 
 // records holds the records of one probe run and the distinct tails they point to.
 type records struct {
@@ -71,6 +79,12 @@ func (r *records) put(i int, obs model.Observation) {
 		rec.url = true
 		obs.ManifestURL = ""
 	}
+	if a := obs.Target.Address; a != "" && namesAddress(obs, a) {
+		rec.addr = true
+		obs.Error = strings.ReplaceAll(obs.Error, a, addrMark)
+		obs.VersionError = strings.ReplaceAll(obs.VersionError, a, addrMark)
+		obs.DigestError = strings.ReplaceAll(obs.DigestError, a, addrMark)
+	}
 	obs.Target = model.Target{}
 	k := tailKey{
 		reached: obs.Reached, err: obs.Error, attempts: obs.Attempts, manifestURL: obs.ManifestURL,
@@ -94,6 +108,20 @@ func (r *records) put(i int, obs model.Observation) {
 	r.recs[i] = rec
 }
 
+// namesAddress reports whether an error of obs names address a, and no error holds a NUL (so
+// addrMark stands for a and nothing else).
+func namesAddress(obs model.Observation, a string) bool {
+	errs := [...]string{obs.Error, obs.VersionError, obs.DigestError}
+	names := false
+	for _, e := range errs {
+		if strings.IndexByte(e, 0) >= 0 {
+			return false
+		}
+		names = names || strings.Contains(e, a)
+	}
+	return names
+}
+
 // Observations are the observations of one probe run, one per target in the targets' order,
 // held as compact records: At builds one observation, All builds them all.
 type Observations struct {
@@ -111,6 +139,12 @@ func (o *Observations) At(i int) model.Observation {
 	obs.Target = o.targets[i]
 	if rec.url {
 		obs.ManifestURL = o.recs.manifestURL(o.targets[i])
+	}
+	if rec.addr {
+		a := o.targets[i].Address
+		obs.Error = strings.ReplaceAll(obs.Error, addrMark, a)
+		obs.VersionError = strings.ReplaceAll(obs.VersionError, addrMark, a)
+		obs.DigestError = strings.ReplaceAll(obs.DigestError, addrMark, a)
 	}
 	return obs
 }

@@ -107,3 +107,38 @@ func TestRecordsShareIdenticalAnswers(t *testing.T) {
 		t.Errorf("expanded wrong: %+v %+v", got[10], got[11])
 	}
 }
+
+// Instances that failed alike share one tail too, though each error names its own address,
+// and every error comes back as it was: with its address, in every field that named it, and
+// untouched when it held a NUL.
+func TestRecordsShareErrorsThatNameTheAddress(t *testing.T) {
+	o := build([]Option{WithScheme("http"), WithManifest("/m.json", "", "")})
+	targets := make([]model.Target, 500)
+	want := make([]model.Observation, len(targets))
+	r := newRecords(&o, len(targets))
+	for i := range targets {
+		a := fmt.Sprintf("127.0.%d.%d:80", 1+i/254, 1+i%254)
+		targets[i] = model.Target{ID: fmt.Sprint("i", i), Address: a}
+		obs := model.Observation{Target: targets[i], ManifestURL: "http://" + a + "/m.json", Attempts: 1,
+			Error: "GET http://" + a + "/m.json: dial tcp " + a + ": connect: connection refused"}
+		switch {
+		case i == 7: // an address that is a prefix of another the error names
+			obs.Error = "GET http://" + a + "/m.json: redirected to http://" + a + "80/m.json"
+		case i == 8:
+			obs.VersionError = "GET http://" + a + "/version: connection refused"
+		case i == 9:
+			obs.Error = "GET http://" + a + "/m.json: \x00address\x00 " + a
+		}
+		want[i] = obs
+		r.put(i, obs)
+	}
+	if len(r.tails) > 5 {
+		t.Errorf("%d distinct tails for 500 instances failing alike and 3 others", len(r.tails))
+	}
+	got := (&Observations{recs: r, targets: targets}).All()
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("instance %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
