@@ -199,7 +199,7 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 					if j.slot == 0 && c.o.integrity && len(a.integrities) > 0 {
 						var ics []model.IntegrityCheck
 						var checked bool
-						oc, ics, checked = c.verifyBytes(ctx, h, urls[0], a.integrities)
+						oc, ics, checked = c.verifyBytesOnce(ctx, h, a.ref, urls[0], a.integrities)
 						if checked {
 							verified.Add(1)
 						}
@@ -209,7 +209,7 @@ func (c *CDN) Check(ctx context.Context, assets []model.Asset) *model.CDNResult 
 							imu.Unlock()
 						}
 					} else {
-						oc = c.head(ctx, h, urls[j.slot])
+						oc = c.headOnce(ctx, h, a.ref, j.slot, urls[j.slot])
 					}
 					answers[int(j.idx)*origins+int(j.slot)] = oc
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -272,5 +273,62 @@ func TestCDNLongHeadersAreRead(t *testing.T) {
 	}
 	if s := res.Checks["/gone.js"].State; s != model.AssetMissing {
 		t.Errorf("/gone.js is %s", s)
+	}
+}
+
+// TestAnswersAreAskedOnce: checks sharing Answers ask each question once. A check made ahead
+// with part of the assets leaves its answers; the check of all of them asks only the rest,
+// with every count as if it had asked everything itself. A check cut short leaves no answer
+// for the requests it cut, so they are asked again.
+func TestAnswersAreAskedOnce(t *testing.T) {
+	cdn := startCDN(t, "/a.js", "/b.js", "/c.js")
+	all := assetsOf("/a.js", "/b.js", "/c.js", "/gone.js")
+	plain, err := probe.NewCDN([]string{cdn.URL}, probe.WithBackoff(probe.NoWait, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	want := plain.Check(context.Background(), all)
+	cdn.Requests.Store(0)
+
+	answers := probe.NewAnswers()
+	ahead, err := probe.NewCDN([]string{cdn.URL}, probe.WithBackoff(probe.NoWait, 0, 0), probe.WithAnswers(answers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead.Check(context.Background(), all[:2])
+	ahead.Close()
+	if n := cdn.Requests.Load(); n != 2 {
+		t.Fatalf("the check ahead sent %d requests for 2 assets", n)
+	}
+	final, err := probe.NewCDN([]string{cdn.URL}, probe.WithBackoff(probe.NoWait, 0, 0), probe.WithAnswers(answers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer final.Close()
+	got := final.Check(context.Background(), all)
+	if n := cdn.Requests.Load(); n != 4 {
+		t.Errorf("%d requests in all for 4 assets: answers were asked twice", n)
+	}
+	got.Requests, want.Requests = 0, 0
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the check with answers ahead differs from one that asked everything:\n got %+v\nwant %+v", got, want)
+	}
+
+	// A check ended before its requests were answered leaves nothing behind.
+	slow := startCDN(t, "/a.js")
+	slow.SetLatency(time.Minute)
+	cut := probe.NewAnswers()
+	c, err := probe.NewCDN([]string{slow.URL}, probe.WithBackoff(probe.NoWait, 0, 0), probe.WithAnswers(cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c.Check(ctx, assetsOf("/a.js"))
+	slow.SetLatency(0)
+	if res := c.Check(context.Background(), assetsOf("/a.js")); stateOf(res, "/a.js") != model.AssetOK {
+		t.Errorf("/a.js after a check cut short: %+v", res)
 	}
 }

@@ -60,6 +60,8 @@ type options struct {
 	replicas      bool
 	integrity     bool
 	exclude       []string
+	answers       *Answers
+	ahead         <-chan struct{}
 }
 
 func defaults() options {
@@ -168,6 +170,15 @@ func WithReplicas(on bool) Option { return func(o *options) { o.replicas = on } 
 // hash (SRI, ngsw SHA-1, Sprockets SHA-256, Mix md5) and checks them, instead of a HEAD. The
 // default is false: existence only.
 func WithIntegrity(on bool) Option { return func(o *options) { o.integrity = on } }
+
+// WithAnswers makes a CDN checker take its answers from a, and leave its own there: checks
+// of one run sharing an Answers ask each question once (see Answers). The default is none.
+func WithAnswers(a *Answers) Option { return func(o *options) { o.answers = a } }
+
+// WithAhead marks a CDN checker as the check made ahead: once stop is closed it asks no new
+// question (the check at the end will), and only finishes those it is waiting for. The
+// default is none.
+func WithAhead(stop <-chan struct{}) Option { return func(o *options) { o.ahead = stop } }
 
 // WithExclude lists globs of root-relative asset paths (cdn.exclude) the CDN check counts as
 // skipped and never requests: path.Match patterns in which a "**" segment matches any number

@@ -173,9 +173,26 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 	// and written by it.
 	pctx, cancel := context.WithDeadline(ctx, reserve(ctx, o.Now()))
 	defer cancel()
-	// Run keeps every stage output; Verify, which wants the report only, lets the
-	// observations stay compact and the judge read them one at a time.
-	list, err := probeCompact(pctx, cfg, res.Targets, o)
+	// Run keeps every stage output, each stage run on its own. Verify, which wants the report
+	// only, checks each build's assets on the CDN while the rest of the fleet is probed
+	// (cdnAhead), and lets the observations stay compact, the judge reading them one at a time.
+	var (
+		ahead   *cdnAhead
+		answers *probe.Answers
+		seen    func(model.Observation)
+	)
+	if !keep && len(cfg.CDN.BaseURLs) > 0 {
+		answers = probe.NewAnswers()
+		var aerr error
+		if ahead, aerr = startCDNAhead(pctx, cfg, o, answers); aerr != nil {
+			return fail(aerr)
+		}
+		if ahead != nil {
+			defer ahead.abandon() // a no-op once stopped below
+			seen = ahead.seen
+		}
+	}
+	list, err := probeCompact(pctx, cfg, res.Targets, o, seen)
 	if err != nil {
 		return fail(err)
 	}
@@ -190,8 +207,17 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 	if res.Running, err = RunningDigests(pctx, cfg, res.Targets, o); err != nil {
 		return fail(err)
 	}
-	if res.CDN, err = checkCDN(pctx, cfg, obs, o); err != nil {
+	// The check ahead goes on while running digests are read; what it has not asked by now is
+	// asked at full concurrency.
+	aheadRequests, aheadOutOfFiles := ahead.stop()
+	if aheadOutOfFiles {
+		return fail(&UnverifiableError{Reason: "checking the CDN", Err: probe.ErrNoFileDescriptors})
+	}
+	if res.CDN, err = checkCDN(pctx, cfg, obs, o, answers); err != nil {
 		return fail(err)
+	}
+	if res.CDN != nil {
+		res.CDN.Requests += aheadRequests
 	}
 	res.Report = verify.Judge(verify.Input{
 		Release: res.Release, Observations: res.Observations, List: obs, Running: res.Running, CDN: res.CDN,
@@ -255,7 +281,7 @@ func discover(ctx context.Context, cfg *config.Config, awsCfg *aws.Config) ([]mo
 // evidence in its observation; the error is for misconfiguration, or for polygraph running out
 // of file descriptors all the same (an *UnverifiableError: its own fault, not the instances').
 func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) ([]model.Observation, error) {
-	list, err := probeCompact(ctx, cfg, targets, o)
+	list, err := probeCompact(ctx, cfg, targets, o, nil)
 	if list == nil {
 		return nil, err
 	}
@@ -263,16 +289,21 @@ func Probe(ctx context.Context, cfg *config.Config, targets []model.Target, o Op
 }
 
 // probeCompact is Probe with the observations left compact (probe.Observations).
-func probeCompact(ctx context.Context, cfg *config.Config, targets []model.Target, o Options) (*probe.Observations, error) {
+func probeCompact(ctx context.Context, cfg *config.Config, targets []model.Target, o Options, seen func(model.Observation)) (*probe.Observations, error) {
 	o.defaults()
 	popts, err := ProbeOptions(cfg, o.Logger)
 	if err != nil {
 		return nil, err
 	}
-	if o.Progress != nil {
+	if o.Progress != nil || seen != nil {
 		var done atomic.Int64
-		popts = append(popts, probe.WithProgress(func(model.Observation) {
-			o.Progress(int(done.Add(1)), len(targets))
+		popts = append(popts, probe.WithProgress(func(obs model.Observation) {
+			if seen != nil {
+				seen(obs)
+			}
+			if o.Progress != nil {
+				o.Progress(int(done.Add(1)), len(targets))
+			}
 		}))
 	}
 	if o.Budget != nil {
@@ -313,31 +344,28 @@ func RuntimeSource(ctx context.Context, cfg *config.Config) (running.Source, err
 // CheckCDN looks up every asset the observations reference, once per unique URL, on the
 // primary CDN and its replicas. Without base URLs it returns nil.
 func CheckCDN(ctx context.Context, cfg *config.Config, obs []model.Observation, o Options) (*model.CDNResult, error) {
-	return checkCDN(ctx, cfg, observationSlice(obs), o)
+	return checkCDN(ctx, cfg, observationSlice(obs), o, nil)
 }
 
-// checkCDN is CheckCDN over observations given one at a time.
-func checkCDN(ctx context.Context, cfg *config.Config, obs verify.ObservationList, o Options) (*model.CDNResult, error) {
+// checkCDN is CheckCDN over observations given one at a time; answers, when set, holds what a
+// check made ahead already asked (cdnAhead).
+func checkCDN(ctx context.Context, cfg *config.Config, obs verify.ObservationList, o Options, answers *probe.Answers) (*model.CDNResult, error) {
 	if len(cfg.CDN.BaseURLs) == 0 {
 		return nil, nil
 	}
 	o.defaults()
-	popts, err := ProbeOptions(cfg, o.Logger)
+	hosts := cdnHosts(cfg)
+	n := fdConcurrency(cfg.CDN.Concurrency, hosts)
+	if n < cfg.CDN.Concurrency {
+		o.Logger.Info("cdn concurrency lowered to fit the file descriptor limit", "configured", cfg.CDN.Concurrency, "used", n, "hosts", hosts)
+	}
+	var extra []probe.Option
+	if answers != nil {
+		extra = append(extra, probe.WithAnswers(answers))
+	}
+	checker, err := newChecker(cfg, o, n, extra...)
 	if err != nil {
 		return nil, err
-	}
-	if o.Budget != nil {
-		popts = append(popts, probe.WithBudget(o.Budget))
-	}
-	copts := CDNOptions(cfg, append(popts, o.Probe...))
-	hosts := cdnHosts(cfg)
-	if n := fdConcurrency(cfg.CDN.Concurrency, hosts); n < cfg.CDN.Concurrency {
-		o.Logger.Info("cdn concurrency lowered to fit the file descriptor limit", "configured", cfg.CDN.Concurrency, "used", n, "hosts", hosts)
-		copts = append(copts, probe.WithConcurrency(n))
-	}
-	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, copts...)
-	if err != nil {
-		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
 	}
 	defer checker.Close()
 	res := checker.Check(ctx, uniqueAssets(obs))
@@ -345,6 +373,24 @@ func checkCDN(ctx context.Context, cfg *config.Config, obs verify.ObservationLis
 		return res, &UnverifiableError{Reason: "checking the CDN", Err: probe.ErrNoFileDescriptors}
 	}
 	return res, nil
+}
+
+// newChecker builds a CDN checker of the config holding up to concurrency connections per
+// host, with extra options last.
+func newChecker(cfg *config.Config, o Options, concurrency int, extra ...probe.Option) (*probe.CDN, error) {
+	popts, err := ProbeOptions(cfg, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if o.Budget != nil {
+		popts = append(popts, probe.WithBudget(o.Budget))
+	}
+	copts := append(CDNOptions(cfg, append(popts, o.Probe...)), probe.WithConcurrency(concurrency))
+	checker, err := probe.NewCDN(cfg.CDN.BaseURLs, append(copts, extra...)...)
+	if err != nil {
+		return nil, &config.Error{File: cfg.File, Msg: err.Error()}
+	}
+	return checker, nil
 }
 
 // reserve returns when probing must stop: the context's deadline less a margin for judging
