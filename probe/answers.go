@@ -82,7 +82,7 @@ func (c *CDN) headOnce(ctx context.Context, h *cdnHost, ref string, slot int32, 
 	oc = c.head(ctx, h, u)
 	if ctx.Err() == nil {
 		a.mu.Lock()
-		if oc == (model.OriginCheck{Status: oc.Status, State: model.AssetOK}) && oc.Status == int(int16(oc.Status)) {
+		if oc.State == model.AssetOK && oc.URL == "" && oc.Error == "" && oc.Status == int(int16(oc.Status)) {
 			a.oks[k] = int16(oc.Status)
 		} else {
 			a.heads[k] = oc

@@ -187,7 +187,9 @@ func run(ctx context.Context, cfg *config.Config, o Options, keep bool) (*Result
 		if ahead, aerr = startCDNAhead(pctx, cfg, o, answers); aerr != nil {
 			return fail(aerr)
 		}
-		if ahead != nil {
+		if ahead == nil {
+			answers = nil // nothing asked ahead: the check at the end need not remember its own
+		} else {
 			defer ahead.abandon() // a no-op once stopped below
 			seen = ahead.seen
 		}
